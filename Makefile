@@ -1,0 +1,64 @@
+# actiond — build, run, test, bench, install.
+#
+# The two set-up commands of the README:
+#   make run    install what is missing, build, run actiond in the foreground
+#   make test   install what is missing, run every test tier
+#
+# Each area keeps its own rules in mk/*.mk and adds itself to TEST_TIERS / BENCH_TIERS.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+SWIFT ?= swift
+CONFIGURATION ?= debug
+BUILD_FLAGS ?=
+BIN_DIR = $(shell $(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS) --show-bin-path 2>/dev/null)
+
+# Debian packages every tier needs; areas append theirs in mk/*.mk.
+APT_PACKAGES := libevdev-dev libudev-dev pkg-config
+TEST_TIERS :=
+BENCH_TIERS :=
+
+include $(sort $(wildcard mk/*.mk))
+
+.PHONY: deps build run test test-unit lint format bench clean
+
+## deps: install the Debian packages that are missing (nothing when all are there)
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS)
+
+## run: actiond in the foreground on the embedded default configuration
+## (a state directory and socket under .build/run, so no root is needed)
+run: build
+	mkdir -p .build/run
+	$(BIN_DIR)/actiond --state-dir .build/run/state --socket .build/run/actiond.sock --log-level info $(RUN_ARGS)
+
+## test: every tier — lint, the deviceless tests, then the tiers in mk/*.mk
+test: deps lint test-unit $(TEST_TIERS)
+	@echo "make test: all tiers passed ($(strip lint test-unit $(TEST_TIERS)))"
+
+test-unit: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
+
+bench: deps $(BENCH_TIERS)
+
+clean:
+	rm -rf .build

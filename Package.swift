@@ -1,0 +1,76 @@
+// swift-tools-version: 6.2
+//
+// actiond: the iPhone Action button and iOS 18 Controls for any Linux key or GPIO button.
+//
+// Layout (see README.md):
+//   ActiondCore   pure logic: recognizer, control model, hints, configuration, wire codec, engine.
+//                 No Glibc, libevdev, sockets or file I/O, so every rule is testable without a device.
+//   ActiondLinux  Linux adapters behind small protocols: epoll loop, timerfd, signalfd, libevdev,
+//                 libudev, Unix sockets, child processes, files, sd_notify.
+//   CActiondShim  what `import Glibc` lacks (epoll, timerfd, signalfd, ucred, CMSG_*, ...).
+//   CEvdev/CUdev  system libraries through pkg-config.
+//   actiond, actionctl  thin executables that only wire things together.
+import PackageDescription
+
+/// Every Swift target: Swift 6 language mode (package default) and warnings are errors.
+let strictSettings: [SwiftSetting] = [
+  .treatAllWarnings(as: .error)
+]
+
+let package = Package(
+  name: "actiond",
+  products: [
+    .executable(name: "actiond", targets: ["actiond"]),
+    .executable(name: "actionctl", targets: ["actionctl"]),
+  ],
+  targets: [
+    .target(
+      name: "ActiondCore",
+      swiftSettings: strictSettings,
+      // The stdlib's floating-point rounding calls libm; the core imports no Glibc to get it.
+      linkerSettings: [.linkedLibrary("m")]
+    ),
+    .systemLibrary(
+      name: "CEvdev",
+      path: "Sources/CEvdev",
+      pkgConfig: "libevdev",
+      providers: [.apt(["libevdev-dev"])]
+    ),
+    .systemLibrary(
+      name: "CUdev",
+      path: "Sources/CUdev",
+      pkgConfig: "libudev",
+      providers: [.apt(["libudev-dev"])]
+    ),
+    .target(
+      name: "CActiondShim",
+      path: "Sources/CActiondShim"
+    ),
+    .target(
+      name: "ActiondLinux",
+      dependencies: ["ActiondCore", "CActiondShim", "CEvdev", "CUdev"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "actiond",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "actionctl",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActiondCoreTests",
+      dependencies: ["ActiondCore"],
+      resources: [.copy("Scenarios")],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActiondLinuxTests",
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim"],
+      swiftSettings: strictSettings
+    ),
+  ]
+)

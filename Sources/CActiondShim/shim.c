@@ -1,0 +1,1 @@
+#include "actiond_shim.h"

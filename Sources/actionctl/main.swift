@@ -1,0 +1,4 @@
+import ActiondCore
+import ActiondLinux
+
+print("actionctl \(ActiondVersion.string)")

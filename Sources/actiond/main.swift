@@ -1,0 +1,4 @@
+import ActiondCore
+import ActiondLinux
+
+print("actiond \(ActiondVersion.string)")

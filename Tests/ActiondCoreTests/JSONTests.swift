@@ -1,0 +1,54 @@
+import Testing
+
+@testable import ActiondCore
+
+@Suite struct JSONTests {
+  @Test func roundTripsStrictJSON() throws {
+    let text = #"{"a":1,"b":[true,false,null],"c":"x\ny\u00e9\"","d":-2.5,"e":{}}"#
+    let doc = try JSONParser.parse(text)
+    #expect(JSONEncoding.compact(doc.root) == #"{"a":1,"b":[true,false,null],"c":"x\nyé\"","d":-2.5,"e":{}}"#)
+  }
+
+  @Test func acceptsJSON5InConfigurationMode() throws {
+    let text = """
+      // comment
+      { unquoted: 'single', trailing: [1, 2,], hex: 0x1F, /* block */ plus: +1, half: .5, }
+      """
+    let doc = try JSONParser.parse(text, options: .configuration)
+    #expect(doc.root["unquoted"] == "single")
+    #expect(doc.root["trailing"] == [1, 2])
+    #expect(doc.root["hex"] == .integer(31))
+    #expect(doc.root["half"] == .double(0.5))
+    #expect(doc.locations[JSONPath.root / "trailing" / 1] == SourceLocation(line: 2, column: 37))
+  }
+
+  @Test func strictModeRejectsJSON5() {
+    for bad in ["{a:1}", "[1,]", "// x\n1", "'s'", "+1", "0x10", "01", "[1 2]", "{\"a\" 1}", "\"\\q\"", "tru"] {
+      #expect(throws: JSONParseError.self, "\(bad)") { try JSONParser.parse(bad) }
+    }
+  }
+
+  @Test func reportsLineAndColumn() {
+    do {
+      _ = try JSONParser.parse("{\n  \"a\": 1,\n  \"b\": ]\n}")
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.location == SourceLocation(line: 3, column: 8))
+    }
+  }
+
+  @Test func surrogatePairs() throws {
+    #expect(try JSONParser.parse(#""\ud83d\ude00""#).root == "😀")
+    #expect(throws: JSONParseError.self) { try JSONParser.parse(#""\ud83d""#) }
+  }
+
+  @Test func depthIsBounded() {
+    let deep = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+    #expect(throws: JSONParseError.self) { try JSONParser.parse(deep) }
+  }
+
+  @Test func pathsRenderLikeErrorMessages() {
+    #expect((JSONPath.root / "controls" / 2 / "intent" / "argv").description == "controls[2].intent.argv")
+    #expect((JSONPath.root / "assignments" / "my button").description == #"assignments["my button"]"#)
+  }
+}
