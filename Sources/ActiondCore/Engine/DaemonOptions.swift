@@ -1,0 +1,144 @@
+/// How verbose the log is; ordered from most to least verbose.
+public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+  case debug = 7
+  case info = 6
+  case notice = 5
+  case warning = 4
+  case error = 3
+
+  /// The syslog priority (`<N>` prefix, journald `PRIORITY=`).
+  public var syslogPriority: Int { rawValue }
+
+  public init?(name: String) {
+    switch name.lowercased() {
+    case "debug": self = .debug
+    case "info": self = .info
+    case "notice": self = .notice
+    case "warning", "warn": self = .warning
+    case "error", "err": self = .error
+    default: return nil
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .debug: return "debug"
+    case .info: return "info"
+    case .notice: return "notice"
+    case .warning: return "warning"
+    case .error: return "error"
+    }
+  }
+
+  /// More verbose levels compare smaller, so `level >= threshold` means "show it".
+  public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue > b.rawValue }
+}
+
+/// The daemon's command line, parsed without Foundation so it is testable in the core.
+public struct DaemonOptions: Equatable, Sendable {
+  /// What the invocation asks for.
+  public enum Mode: Equatable, Sendable {
+    /// Run the daemon in the foreground.
+    case run
+    /// Validate a configuration (the given file, or the one `run` would use) and exit.
+    case checkConfig(file: String?)
+    case version
+    case help
+  }
+
+  public static let defaultConfigPath = "/etc/actiond/actiond.json"
+  public static let defaultSocketPath = "/run/actiond/actiond.sock"
+  public static let defaultStateDirectory = "/var/lib/actiond"
+
+  public var mode: Mode = .run
+  /// nil: the default path, falling back to the embedded configuration when it does not exist.
+  public var configPath: String?
+  /// Overrides the configuration's socket path.
+  public var socketPath: String?
+  /// Overrides the configuration's state directory.
+  public var stateDirectory: String?
+  public var logLevel: LogLevel = .info
+
+  public init() {}
+
+  /// A command-line mistake, reported with the usage hint and exit status 2.
+  public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+  }
+
+  public static let usage = """
+    Usage: actiond [OPTIONS]
+
+    The Action button daemon: a short press announces the hint of the control
+    assigned to a button, a hold performs the control's intent once.
+
+    Options:
+      --config FILE         main configuration file (default \(defaultConfigPath);
+                            the embedded default configuration is used when it does not exist)
+      --socket PATH         control socket (default \(defaultSocketPath))
+      --state-dir DIR       state directory (default \(defaultStateDirectory))
+      --log-level LEVEL     debug, info, notice, warning or error (default info)
+      --check-config [FILE] validate the configuration, print every problem, exit
+      --version             print the version and exit
+      --help                print this help and exit
+
+    Signals: SIGHUP reloads the configuration (an invalid one is rejected and the
+    running one kept); SIGTERM and SIGINT stop cleanly.
+    """
+
+  /// Parses arguments (without the program name). Accepts `--opt value` and `--opt=value`.
+  public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
+    var options = DaemonOptions()
+    var i = 0
+    func value(_ name: String, inline: String?) throws(UsageError) -> String {
+      if let inline { return inline }
+      i += 1
+      guard i < arguments.count, !arguments[i].hasPrefix("--") else {
+        throw UsageError(message: "option \(name) needs a value")
+      }
+      return arguments[i]
+    }
+    while i < arguments.count {
+      let arg = arguments[i]
+      var name = arg
+      var inline: String?
+      if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+        name = String(arg[..<eq])
+        inline = String(arg[arg.index(after: eq)...])
+      }
+      switch name {
+      case "--config", "-c":
+        options.configPath = try value(name, inline: inline)
+      case "--socket":
+        options.socketPath = try value(name, inline: inline)
+      case "--state-dir":
+        options.stateDirectory = try value(name, inline: inline)
+      case "--log-level":
+        let v = try value(name, inline: inline)
+        guard let level = LogLevel(name: v) else {
+          throw UsageError(message: "unknown log level '\(v)' (use debug, info, notice, warning or error)")
+        }
+        options.logLevel = level
+      case "--check-config":
+        // The file is optional: take the next argument only when it is not another option.
+        if let inline {
+          options.mode = .checkConfig(file: inline)
+        } else if i + 1 < arguments.count, !arguments[i + 1].hasPrefix("-") {
+          i += 1
+          options.mode = .checkConfig(file: arguments[i])
+        } else {
+          options.mode = .checkConfig(file: nil)
+        }
+      case "--version", "-V":
+        options.mode = .version
+      case "--help", "-h":
+        options.mode = .help
+      default:
+        throw UsageError(message: "unknown argument '\(arg)'")
+      }
+      i += 1
+    }
+    return options
+  }
+}

@@ -1,0 +1,222 @@
+/// The name of an announcement, as written in an event's `event` member.
+public enum EventName: String, Hashable, Sendable, CaseIterable {
+  case pressed, released, held, performing, performed, failed, busy, cancelled, state, assigned
+  case deviceAdded = "device-added"
+  case deviceRemoved = "device-removed"
+  case configReloaded = "config-reloaded"
+}
+
+/// Where a perform came from: a hold on a button, or a `perform` request on the socket.
+public enum PerformSource: String, Hashable, Sendable {
+  case button
+  case socket
+}
+
+/// An announcement broadcast to subscribers.
+///
+/// Times are CLOCK_MONOTONIC in microseconds (`time`, `deadline`): client and daemon
+/// run on the same machine, so a client can compare them with its own monotonic
+/// clock, e.g. to draw the hold bar toward `deadline`.
+public enum Event: Hashable, Sendable {
+  /// A button went down. A hold reaching `deadline` performs the intent.
+  case pressed(button: String, kind: String?, hint: String?, time: MonotonicInstant, threshold: TimeSpan)
+  /// A short press: released before the threshold. Nothing was performed; the hint is the announcement.
+  case released(button: String, kind: String?, hint: String?, time: MonotonicInstant, duration: TimeSpan)
+  /// The hold reached the threshold; the intent is about to run.
+  case held(button: String, kind: String?, time: MonotonicInstant)
+  /// The intent started. `value` is the target value of a toggle.
+  case performing(kind: String, button: String?, source: PerformSource, value: Bool?)
+  /// The intent finished; `control` is the resulting state ("Running").
+  case performed(button: String?, source: PerformSource, control: ControlSnapshot)
+  /// The intent (or the value read after it) failed; the state is unchanged.
+  case failed(kind: String, button: String?, source: PerformSource, error: ProtocolError)
+  /// A hold or perform arrived while the control's intent was still running; it was not queued.
+  case busy(kind: String, button: String?, source: PerformSource)
+  /// A press ended without a short press or a hold, e.g. the device vanished mid-hold.
+  case cancelled(button: String, kind: String?, reason: String)
+  /// A control's state changed, from any source. `buttons` are those it is assigned to.
+  case state(control: ControlSnapshot, buttons: [String])
+  /// A button's assignment changed; nil control = unassigned.
+  case assigned(button: String, control: ControlSnapshot?)
+  case deviceAdded(DeviceSnapshot)
+  case deviceRemoved(DeviceSnapshot, reason: String?)
+  /// The configuration was re-read (SIGHUP or `reload` of everything). When `problems`
+  /// is not empty the new configuration was rejected and the old one stays active.
+  case configReloaded(applied: Bool, problems: [String])
+
+  public var name: EventName {
+    switch self {
+    case .pressed: return .pressed
+    case .released: return .released
+    case .held: return .held
+    case .performing: return .performing
+    case .performed: return .performed
+    case .failed: return .failed
+    case .busy: return .busy
+    case .cancelled: return .cancelled
+    case .state: return .state
+    case .assigned: return .assigned
+    case .deviceAdded: return .deviceAdded
+    case .deviceRemoved: return .deviceRemoved
+    case .configReloaded: return .configReloaded
+    }
+  }
+
+  /// The buttons this event concerns (for subscription filters).
+  public var buttons: [String] {
+    switch self {
+    case .pressed(let b, _, _, _, _), .released(let b, _, _, _, _), .held(let b, _, _), .cancelled(let b, _, _),
+      .assigned(let b, _):
+      return [b]
+    case .performing(_, let b, _, _), .failed(_, let b, _, _), .busy(_, let b, _), .performed(let b, _, _):
+      return b.map { [$0] } ?? []
+    case .state(_, let buttons): return buttons
+    case .deviceAdded(let d), .deviceRemoved(let d, _): return d.buttons
+    case .configReloaded: return []
+    }
+  }
+
+  /// The control kind this event concerns, if any (for subscription filters).
+  public var kind: String? {
+    switch self {
+    case .pressed(_, let k, _, _, _), .released(_, let k, _, _, _), .held(_, let k, _), .cancelled(_, let k, _):
+      return k
+    case .performing(let k, _, _, _), .failed(let k, _, _, _), .busy(let k, _, _): return k
+    case .performed(_, _, let c), .state(let c, _): return c.kind
+    case .assigned(_, let c): return c?.kind
+    case .deviceAdded, .deviceRemoved, .configReloaded: return nil
+    }
+  }
+
+  public var json: JSONValue {
+    var b = ObjectBuilder("type", "event")
+    b.set("event", name.rawValue)
+    switch self {
+    case .pressed(let button, let kind, let hint, let time, let threshold):
+      b.set("button", button)
+      b.set("kind", kind)
+      b.set("hint", hint)
+      b.set("time", time.microseconds)
+      b.set("thresholdMs", threshold.milliseconds)
+      b.set("deadline", (time + threshold).microseconds)
+    case .released(let button, let kind, let hint, let time, let duration):
+      b.set("button", button)
+      b.set("kind", kind)
+      b.set("hint", hint)
+      b.set("time", time.microseconds)
+      b.set("durationMs", duration.milliseconds)
+    case .held(let button, let kind, let time):
+      b.set("button", button)
+      b.set("kind", kind)
+      b.set("time", time.microseconds)
+    case .performing(let kind, let button, let source, let value):
+      b.set("kind", kind)
+      b.set("button", button)
+      b.set("source", source.rawValue)
+      b.set("value", value)
+    case .performed(let button, let source, let control):
+      b.set("kind", control.kind)
+      b.set("button", button)
+      b.set("source", source.rawValue)
+      b.set("value", control.value.json)
+      b.set("valueText", control.valueText)
+      b.set("control", control.json)
+    case .failed(let kind, let button, let source, let error):
+      b.set("kind", kind)
+      b.set("button", button)
+      b.set("source", source.rawValue)
+      b.set("code", error.code.rawValue)
+      b.set("reason", error.message)
+    case .busy(let kind, let button, let source):
+      b.set("kind", kind)
+      b.set("button", button)
+      b.set("source", source.rawValue)
+    case .cancelled(let button, let kind, let reason):
+      b.set("button", button)
+      b.set("kind", kind)
+      b.set("reason", reason)
+    case .state(let control, let buttons):
+      b.set("kind", control.kind)
+      b.set("buttons", strings: buttons)
+      b.set("control", control.json)
+    case .assigned(let button, let control):
+      b.set("button", button)
+      b.set("kind", control?.kind)
+      b.set("control", control?.json ?? .null)
+    case .deviceAdded(let device):
+      b.set("device", device.json)
+    case .deviceRemoved(let device, let reason):
+      b.set("device", device.json)
+      b.set("reason", reason)
+    case .configReloaded(let applied, let problems):
+      b.set("applied", applied)
+      b.set("problems", strings: problems)
+    }
+    return b.value
+  }
+
+  /// Reads an event (leniently: unknown members are ignored so newer daemons can add fields).
+  public init(json: JSONValue) throws(ProtocolError) {
+    var r = try FieldReader(json, context: "event")
+    let n = try r.string("event")
+    guard let name = EventName(rawValue: n) else { throw .badRequest("unknown event \"\(n)\"") }
+    r = try FieldReader(json, context: "event \"\(n)\"")
+    func source(_ r: inout FieldReader) throws(ProtocolError) -> PerformSource {
+      let s = try r.optionalString("source") ?? "button"
+      guard let src = PerformSource(rawValue: s) else {
+        throw .badRequest("field \"source\" of event \"\(n)\" must be \"button\" or \"socket\", got \"\(s)\"")
+      }
+      return src
+    }
+    switch name {
+    case .pressed:
+      let time = MonotonicInstant(nanoseconds: try r.integer("time") * 1_000)
+      self = .pressed(
+        button: try r.string("button"), kind: try r.optionalString("kind"), hint: try r.optionalString("hint"),
+        time: time, threshold: .milliseconds(try r.integer("thresholdMs")))
+    case .released:
+      self = .released(
+        button: try r.string("button"), kind: try r.optionalString("kind"), hint: try r.optionalString("hint"),
+        time: MonotonicInstant(nanoseconds: try r.integer("time") * 1_000),
+        duration: .milliseconds(try r.optionalInteger("durationMs") ?? 0))
+    case .held:
+      self = .held(
+        button: try r.string("button"), kind: try r.optionalString("kind"),
+        time: MonotonicInstant(nanoseconds: try r.integer("time") * 1_000))
+    case .performing:
+      self = .performing(
+        kind: try r.string("kind"), button: try r.optionalString("button"), source: try source(&r),
+        value: try r.optionalBool("value"))
+    case .performed:
+      self = .performed(
+        button: try r.optionalString("button"), source: try source(&r),
+        control: try ControlSnapshot(json: r.raw("control") ?? .null))
+    case .failed:
+      let code = try r.optionalString("code") ?? ProtocolErrorCode.failed.rawValue
+      self = .failed(
+        kind: try r.string("kind"), button: try r.optionalString("button"), source: try source(&r),
+        error: ProtocolError(ProtocolErrorCode(code), try r.optionalString("reason") ?? ""))
+    case .busy:
+      self = .busy(kind: try r.string("kind"), button: try r.optionalString("button"), source: try source(&r))
+    case .cancelled:
+      self = .cancelled(
+        button: try r.string("button"), kind: try r.optionalString("kind"),
+        reason: try r.optionalString("reason") ?? "")
+    case .state:
+      self = .state(
+        control: try ControlSnapshot(json: r.raw("control") ?? .null),
+        buttons: try r.optionalStringArray("buttons") ?? [])
+    case .assigned:
+      self = .assigned(
+        button: try r.string("button"),
+        control: try r.raw("control").map { v throws(ProtocolError) in try ControlSnapshot(json: v) })
+    case .deviceAdded:
+      self = .deviceAdded(try DeviceSnapshot(json: r.raw("device") ?? .null))
+    case .deviceRemoved:
+      self = .deviceRemoved(try DeviceSnapshot(json: r.raw("device") ?? .null), reason: try r.optionalString("reason"))
+    case .configReloaded:
+      self = .configReloaded(
+        applied: try r.optionalBool("applied") ?? true, problems: try r.optionalStringArray("problems") ?? [])
+    }
+  }
+}

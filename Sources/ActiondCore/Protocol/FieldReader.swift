@@ -1,0 +1,165 @@
+/// Reads the members of one wire object with precise `bad-request` messages:
+/// `field "kind" of request "get" must be a string, got number`.
+///
+/// Requests are read strictly (unknown members are rejected, so a typo such as
+/// `"kinds"` for `"kind"` is an error, not a silently ignored field). Messages the
+/// daemon sends are read leniently by clients (unknown members are ignored), so a
+/// newer daemon can add fields without breaking older clients.
+struct FieldReader {
+  let object: JSONObject
+  /// How errors name the object: `request "get"`, `event "pressed"`, `control`.
+  let context: String
+  private(set) var used: Set<String> = []
+
+  init(_ object: JSONObject, context: String) throws(ProtocolError) {
+    self.object = object
+    self.context = context
+    if let dup = object.duplicateKeys.first {
+      throw .badRequest("\(context) has field \"\(dup)\" more than once")
+    }
+  }
+
+  init(_ value: JSONValue, context: String) throws(ProtocolError) {
+    guard let object = value.objectValue else {
+      throw .badRequest("\(context) must be an object, got \(value.typeName)")
+    }
+    try self.init(object, context: context)
+  }
+
+  private func mismatch(_ key: String, _ expected: String, _ got: JSONValue) -> ProtocolError {
+    .badRequest("field \"\(key)\" of \(context) must be \(expected), got \(got.typeName)")
+  }
+
+  private func missing(_ key: String) -> ProtocolError {
+    .badRequest("\(context) is missing field \"\(key)\"")
+  }
+
+  /// The member, or nil when absent. `null` counts as absent for optional fields.
+  mutating func raw(_ key: String) -> JSONValue? {
+    used.insert(key)
+    guard let v = object[key], !v.isNull else { return nil }
+    return v
+  }
+
+  mutating func optionalString(_ key: String) throws(ProtocolError) -> String? {
+    guard let v = raw(key) else { return nil }
+    guard let s = v.stringValue else { throw mismatch(key, "a string", v) }
+    return s
+  }
+
+  /// A required string; empty strings are rejected because no name on the wire may be empty.
+  mutating func string(_ key: String) throws(ProtocolError) -> String {
+    guard let s = try optionalString(key) else { throw missing(key) }
+    guard !s.isEmpty else { throw .badRequest("field \"\(key)\" of \(context) must not be empty") }
+    return s
+  }
+
+  mutating func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
+    guard let v = raw(key) else { return nil }
+    guard let b = v.boolValue else { throw mismatch(key, "true or false", v) }
+    return b
+  }
+
+  mutating func bool(_ key: String) throws(ProtocolError) -> Bool {
+    guard let b = try optionalBool(key) else { throw missing(key) }
+    return b
+  }
+
+  /// A member that must be present and is `true`, `false` or `null` (a tri-state value).
+  mutating func nullableBool(_ key: String) throws(ProtocolError) -> Bool? {
+    used.insert(key)
+    guard let v = object[key] else { throw missing(key) }
+    if v.isNull { return nil }
+    guard let b = v.boolValue else { throw mismatch(key, "true, false or null", v) }
+    return b
+  }
+
+  mutating func optionalInteger(_ key: String) throws(ProtocolError) -> Int64? {
+    guard let v = raw(key) else { return nil }
+    guard let i = v.integerValue else { throw mismatch(key, "an integer", v) }
+    return i
+  }
+
+  mutating func integer(_ key: String) throws(ProtocolError) -> Int64 {
+    guard let i = try optionalInteger(key) else { throw missing(key) }
+    return i
+  }
+
+  mutating func optionalObject(_ key: String) throws(ProtocolError) -> JSONObject? {
+    guard let v = raw(key) else { return nil }
+    guard let o = v.objectValue else { throw mismatch(key, "an object", v) }
+    return o
+  }
+
+  mutating func object(_ key: String) throws(ProtocolError) -> JSONObject {
+    guard let o = try optionalObject(key) else { throw missing(key) }
+    return o
+  }
+
+  mutating func optionalArray(_ key: String) throws(ProtocolError) -> [JSONValue]? {
+    guard let v = raw(key) else { return nil }
+    guard let a = v.arrayValue else { throw mismatch(key, "an array", v) }
+    return a
+  }
+
+  mutating func array(_ key: String) throws(ProtocolError) -> [JSONValue] {
+    guard let a = try optionalArray(key) else { throw missing(key) }
+    return a
+  }
+
+  /// An array of non-empty strings; the message names the offending element.
+  mutating func optionalStringArray(_ key: String) throws(ProtocolError) -> [String]? {
+    guard let a = try optionalArray(key) else { return nil }
+    var out: [String] = []
+    out.reserveCapacity(a.count)
+    for (i, e) in a.enumerated() {
+      guard let s = e.stringValue else {
+        throw .badRequest("element \(i) of field \"\(key)\" of \(context) must be a string, got \(e.typeName)")
+      }
+      guard !s.isEmpty else {
+        throw .badRequest("element \(i) of field \"\(key)\" of \(context) must not be empty")
+      }
+      out.append(s)
+    }
+    return out
+  }
+
+  mutating func stringArray(_ key: String) throws(ProtocolError) -> [String] {
+    guard let a = try optionalStringArray(key) else { throw missing(key) }
+    return a
+  }
+
+  /// Rejects members nobody asked for (strict reading of requests).
+  func rejectUnknown() throws(ProtocolError) {
+    for key in object.keys where !used.contains(key) {
+      throw .badRequest("\(context) has an unexpected field \"\(key)\"")
+    }
+  }
+}
+
+/// Builds wire objects while leaving out absent optional members, so every
+/// message has one canonical form.
+struct ObjectBuilder {
+  var object = JSONObject()
+  init() {}
+  init(_ key: String, _ value: JSONValue) { object[key] = value }
+  mutating func set(_ key: String, _ value: JSONValue) { object[key] = value }
+  mutating func set(_ key: String, _ value: String?) {
+    if let value { object[key] = .string(value) }
+  }
+  mutating func set(_ key: String, _ value: Bool?) {
+    if let value { object[key] = .bool(value) }
+  }
+  mutating func set(_ key: String, _ value: Int64?) {
+    if let value { object[key] = .integer(value) }
+  }
+  mutating func set(_ key: String, strings: [String]?) {
+    if let strings { object[key] = .array(strings.map { .string($0) }) }
+  }
+  var value: JSONValue { .object(object) }
+}
+
+extension Optional where Wrapped == Bool {
+  /// `true`, `false` or `null`: a tri-state value that is always present on the wire.
+  var json: JSONValue { map { .bool($0) } ?? .null }
+}

@@ -1,0 +1,255 @@
+/// The protocol version this build speaks, sent in `hello` and `version`.
+///
+/// It increases only for incompatible changes; adding fields, events, requests or
+/// error codes keeps the version (clients ignore what they do not know).
+public enum ProtocolVersion {
+  public static let current: Int64 = 1
+  /// The longest line either side accepts, excluding the newline.
+  public static let maxLineLength = 64 * 1024
+}
+
+/// A client-chosen request id, echoed in the reply: an integer or a string.
+public enum RequestID: Hashable, Sendable, CustomStringConvertible {
+  case integer(Int64)
+  case string(String)
+
+  public var json: JSONValue {
+    switch self {
+    case .integer(let i): return .integer(i)
+    case .string(let s): return .string(s)
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .integer(let i): return String(i)
+    case .string(let s): return JSONEncoding.quoted(s)
+    }
+  }
+
+  /// nil for `null`; throws for anything that is not an integer or a string of at most 256 bytes.
+  init?(json: JSONValue) throws(ProtocolError) {
+    switch json {
+    case .null: return nil
+    case .integer(let i): self = .integer(i)
+    case .string(let s):
+      guard s.utf8.count <= 256 else { throw .badRequest("field \"id\" must be at most 256 bytes long") }
+      self = .string(s)
+    default:
+      guard let i = json.integerValue else {
+        throw .badRequest("field \"id\" must be an integer or a string, got \(json.typeName)")
+      }
+      self = .integer(i)
+    }
+  }
+}
+
+/// The name of a request, as written in its `request` member.
+public enum RequestName: String, Hashable, Sendable, CaseIterable {
+  case status, list, get, assign, set, perform, press, reload, subscribe, unsubscribe, devices, register, ping,
+    version
+
+  /// Mutating requests change state or act on the machine, so only root, the control
+  /// group and the control users may send them; everyone who can connect may read.
+  public var isMutating: Bool {
+    switch self {
+    case .assign, .set, .perform, .press, .reload, .register: return true
+    case .status, .list, .get, .subscribe, .unsubscribe, .devices, .ping, .version: return false
+    }
+  }
+}
+
+/// What `perform` acts on.
+public enum PerformTarget: Hashable, Sendable {
+  /// The control assigned to the named button, or (nil) to the only configured button.
+  case button(String?)
+  /// A control by kind, optionally one configured instance of it.
+  case control(kind: String, configuration: JSONObject?)
+}
+
+/// Which events a subscriber receives. Each present set narrows the stream; an
+/// absent set does not filter. A `buttons` filter passes only events that concern
+/// one of the buttons; a `kinds` filter passes only events that concern one of the kinds.
+public struct SubscriptionFilter: Hashable, Sendable {
+  public var events: Set<EventName>?
+  public var buttons: Set<String>?
+  public var kinds: Set<String>?
+
+  public init(events: Set<EventName>? = nil, buttons: Set<String>? = nil, kinds: Set<String>? = nil) {
+    self.events = events
+    self.buttons = buttons
+    self.kinds = kinds
+  }
+
+  /// Everything.
+  public static let all = SubscriptionFilter()
+
+  public func matches(_ event: Event) -> Bool {
+    if let events, !events.contains(event.name) { return false }
+    if let buttons, !event.buttons.contains(where: buttons.contains) { return false }
+    if let kinds {
+      guard let kind = event.kind, kinds.contains(kind) else { return false }
+    }
+    return true
+  }
+
+  public var json: JSONValue {
+    var b = ObjectBuilder()
+    b.set("events", strings: events.map { $0.map(\.rawValue).sorted() })
+    b.set("buttons", strings: buttons.map { $0.sorted() })
+    b.set("kinds", strings: kinds.map { $0.sorted() })
+    return b.value
+  }
+
+  init(reading r: inout FieldReader) throws(ProtocolError) {
+    if let names = try r.optionalStringArray("events") {
+      var set = Set<EventName>()
+      for n in names {
+        guard let e = EventName(rawValue: n) else {
+          let known = EventName.allCases.map(\.rawValue).joined(separator: ", ")
+          throw .badRequest("unknown event \"\(n)\" in field \"events\" (known: \(known))")
+        }
+        set.insert(e)
+      }
+      events = set
+    }
+    buttons = try r.optionalStringArray("buttons").map(Set.init)
+    kinds = try r.optionalStringArray("kinds").map(Set.init)
+  }
+
+  public init(json: JSONValue) throws(ProtocolError) {
+    var r = try FieldReader(json, context: "subscription")
+    try self.init(reading: &r)
+  }
+}
+
+/// A client's request to the daemon.
+public struct Request: Hashable, Sendable {
+  public enum Body: Hashable, Sendable {
+    /// Per button: the assigned control and its state; `button` narrows to one.
+    case status(button: String?)
+    /// Every control definition and configured instance (like `currentControls()`).
+    case list
+    /// The instances of one kind.
+    case get(kind: String)
+    /// Assigns a control (with its configuration) to a button and persists it.
+    case assign(button: String, kind: String, configuration: JSONObject)
+    /// An application changed the source of truth: set the stored value, then reload.
+    case set(kind: String, value: Bool, configuration: JSONObject?)
+    /// Runs the intent exactly as a hold would; the reply comes after the intent finished.
+    case perform(PerformTarget)
+    /// Simulates a short press: announces the hint, performs nothing.
+    case press(button: String)
+    /// Re-runs the value providers of one kind (or all) and announces changes.
+    case reload(kind: String?)
+    /// Starts (or replaces) this connection's event subscription.
+    case subscribe(SubscriptionFilter)
+    case unsubscribe
+    /// Bound input devices and their state.
+    case devices
+    /// This connection becomes the provider of the kinds (intent or value `provider`).
+    case register(kinds: [String])
+    case ping
+    case version
+  }
+
+  public var id: RequestID?
+  public var body: Body
+
+  public init(id: RequestID?, _ body: Body) {
+    self.id = id
+    self.body = body
+  }
+
+  public var name: RequestName {
+    switch body {
+    case .status: return .status
+    case .list: return .list
+    case .get: return .get
+    case .assign: return .assign
+    case .set: return .set
+    case .perform: return .perform
+    case .press: return .press
+    case .reload: return .reload
+    case .subscribe: return .subscribe
+    case .unsubscribe: return .unsubscribe
+    case .devices: return .devices
+    case .register: return .register
+    case .ping: return .ping
+    case .version: return .version
+    }
+  }
+
+  public var isMutating: Bool { name.isMutating }
+
+  public var json: JSONValue {
+    var b = ObjectBuilder("type", "request")
+    if let id { b.set("id", id.json) }
+    b.set("request", name.rawValue)
+    switch body {
+    case .status(let button): b.set("button", button)
+    case .list, .unsubscribe, .devices, .ping, .version: break
+    case .get(let kind): b.set("kind", kind)
+    case .assign(let button, let kind, let configuration):
+      b.set("button", button)
+      b.set("kind", kind)
+      if !configuration.isEmpty { b.set("configuration", .object(configuration)) }
+    case .set(let kind, let value, let configuration):
+      b.set("kind", kind)
+      b.set("value", .bool(value))
+      if let configuration { b.set("configuration", .object(configuration)) }
+    case .perform(.button(let button)): b.set("button", button)
+    case .perform(.control(let kind, let configuration)):
+      b.set("kind", kind)
+      if let configuration { b.set("configuration", .object(configuration)) }
+    case .press(let button): b.set("button", button)
+    case .reload(let kind): b.set("kind", kind)
+    case .subscribe(let filter):
+      for m in filter.json.objectValue ?? [:] { b.set(m.key, m.value) }
+    case .register(let kinds): b.set("kinds", strings: kinds)
+    }
+    return b.value
+  }
+
+  /// Reads the body of a request whose `type`, `id` and `request` members were already taken.
+  static func body(_ name: RequestName, _ r: inout FieldReader) throws(ProtocolError) -> Body {
+    switch name {
+    case .status: return .status(button: try r.optionalString("button"))
+    case .list: return .list
+    case .get: return .get(kind: try r.string("kind"))
+    case .assign:
+      return .assign(
+        button: try r.string("button"), kind: try r.string("kind"),
+        configuration: try r.optionalObject("configuration") ?? [:])
+    case .set:
+      return .set(
+        kind: try r.string("kind"), value: try r.bool("value"), configuration: try r.optionalObject("configuration"))
+    case .perform:
+      let button = try r.optionalString("button")
+      let kind = try r.optionalString("kind")
+      let configuration = try r.optionalObject("configuration")
+      switch (button, kind) {
+      case (.some, .some):
+        throw .badRequest("request \"perform\" takes either \"button\" or \"kind\", not both")
+      case (_, .some(let kind)):
+        return .perform(.control(kind: kind, configuration: configuration))
+      case (let button, nil):
+        if configuration != nil {
+          throw .badRequest("field \"configuration\" of request \"perform\" needs \"kind\"")
+        }
+        return .perform(.button(button))
+      }
+    case .press: return .press(button: try r.string("button"))
+    case .reload: return .reload(kind: try r.optionalString("kind"))
+    case .subscribe: return .subscribe(try SubscriptionFilter(reading: &r))
+    case .unsubscribe: return .unsubscribe
+    case .devices: return .devices
+    case .register:
+      let kinds = try r.stringArray("kinds")
+      guard !kinds.isEmpty else { throw .badRequest("field \"kinds\" of request \"register\" must not be empty") }
+      return .register(kinds: kinds)
+    case .ping: return .ping
+    case .version: return .version
+    }
+  }
+}

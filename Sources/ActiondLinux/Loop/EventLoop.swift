@@ -1,0 +1,434 @@
+import ActiondCore
+import CActiondShim
+import Glibc
+
+/// Identifies a registered file descriptor watch. Never reused within one loop, so a
+/// stale id (or a stale event for a closed and reopened fd number) reaches nothing.
+public struct WatchID: Hashable, Sendable {
+  public let rawValue: UInt64
+}
+
+/// Identifies a scheduled timer. Never reused within one loop.
+public struct TimerID: Hashable, Sendable {
+  public let rawValue: UInt64
+}
+
+/// A signal read from signalfd, with who sent it.
+public struct SignalInfo: Sendable, Equatable {
+  /// The signal number (SIGTERM, SIGHUP, ...).
+  public var signal: Int32
+  /// `si_code` (SI_USER for kill(2), SI_TKILL for raise/tgkill, CLD_EXITED for SIGCHLD, ...).
+  public var code: Int32
+  /// The sending process, 0 when the kernel sent it.
+  public var senderPID: Int32
+  /// The sending user.
+  public var senderUID: UInt32
+  /// For SIGCHLD: the exit status or signal.
+  public var status: Int32
+}
+
+/// The daemon's single event loop: one epoll instance, one timerfd and one signalfd.
+///
+/// - File descriptors are level-triggered; handlers run on the loop thread.
+/// - Timers are absolute CLOCK_MONOTONIC deadlines kept in a min-heap; the timerfd is
+///   armed (TFD_TIMER_ABSTIME) to the earliest one and disarmed when there is none, so an
+///   idle loop sleeps in `epoll_wait` with no timeout: zero wakeups.
+/// - Signals are blocked and read through signalfd; their handlers run like any other.
+/// - Any handler may register, unregister, schedule or cancel anything, including
+///   itself: events for a watch unregistered earlier in the same batch are dropped.
+///
+/// Not thread-safe: use it from the thread that runs it. Signals are blocked on the
+/// calling thread only, so call ``onSignal(_:_:)`` before starting other threads (the
+/// daemon has none), or direct signals at the loop thread.
+public final class EventLoop {
+  /// The interest and readiness of a file descriptor.
+  public struct IOEvents: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let readable = IOEvents(rawValue: 1 << 0)
+    public static let writable = IOEvents(rawValue: 1 << 1)
+    /// The peer closed (EPOLLHUP/EPOLLRDHUP); always reported, no need to ask for it.
+    public static let hangup = IOEvents(rawValue: 1 << 2)
+    /// An error is pending on the fd (EPOLLERR); always reported.
+    public static let error = IOEvents(rawValue: 1 << 3)
+
+    public var description: String {
+      var parts: [String] = []
+      if contains(.readable) { parts.append("readable") }
+      if contains(.writable) { parts.append("writable") }
+      if contains(.hangup) { parts.append("hangup") }
+      if contains(.error) { parts.append("error") }
+      return "[" + parts.joined(separator: ",") + "]"
+    }
+  }
+
+  /// Counters for tests and benchmarks (e.g. "an idle daemon makes zero wakeups").
+  public struct Statistics: Sendable, Equatable {
+    /// Returns from epoll_wait (each is one wakeup of the thread).
+    public var wakeups: UInt64 = 0
+    /// File descriptor handler invocations.
+    public var ioDispatches: UInt64 = 0
+    /// Timer handler invocations.
+    public var timersFired: UInt64 = 0
+    /// Signal handler invocations.
+    public var signalsDelivered: UInt64 = 0
+    /// How many times the timerfd was re-armed or disarmed.
+    public var timerfdUpdates: UInt64 = 0
+  }
+
+  private struct Watch {
+    var fd: Int32
+    var interest: IOEvents
+    var handler: (IOEvents) -> Void
+  }
+
+  private struct HeapEntry {
+    var deadline: MonotonicInstant
+    var sequence: UInt64
+    func isBefore(_ other: HeapEntry) -> Bool {
+      deadline != other.deadline ? deadline < other.deadline : sequence < other.sequence
+    }
+  }
+
+  private let epollFD: Int32
+  private let timerFD: Int32
+  private var signalFD: Int32 = -1
+  private var signalMask = sigset_t()
+  private var signalHandlers: [Int32: (SignalInfo) -> Void] = [:]
+
+  private var watches: [UInt64: Watch] = [:]
+  private var nextWatch: UInt64 = 1
+  // Reserved epoll data values for the loop's own fds (watch ids start at 1).
+  private static let timerToken: UInt64 = 0
+  private static let signalToken: UInt64 = UInt64.max
+
+  private var heap: [HeapEntry] = []
+  private var timers: [UInt64: (MonotonicInstant) -> Void] = [:]
+  private var nextTimer: UInt64 = 1
+  /// The deadline the timerfd is armed to, nil when disarmed.
+  private var armedDeadline: MonotonicInstant?
+
+  private var stopped = false
+  private var events: [epoll_event]
+
+  /// Counters since creation.
+  public private(set) var statistics = Statistics()
+
+  /// Creates the epoll instance and the timerfd (both close-on-exec).
+  public init() throws {
+    let ep: Int32
+    do { ep = try Syscall.retrying { epoll_create1(Int32(EPOLL_CLOEXEC)) } } catch {
+      throw SystemCallError("epoll_create1", error)
+    }
+    let tfd: Int32
+    do {
+      tfd = try Syscall.retrying {
+        timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC) | Int32(TFD_NONBLOCK))
+      }
+    } catch {
+      Syscall.close(ep)
+      throw SystemCallError("timerfd_create", error)
+    }
+    epollFD = ep
+    timerFD = tfd
+    events = Array(repeating: epoll_event(), count: 64)
+    sigemptyset(&signalMask)
+    do { try epollAdd(tfd, token: Self.timerToken, events: UInt32(EPOLLIN.rawValue)) } catch {
+      Syscall.close(ep)
+      Syscall.close(tfd)
+      throw SystemCallError("epoll_ctl ADD timerfd", error)
+    }
+  }
+
+  deinit {
+    Syscall.close(epollFD)
+    Syscall.close(timerFD)
+    if signalFD >= 0 { Syscall.close(signalFD) }
+  }
+
+  /// The current CLOCK_MONOTONIC instant.
+  public func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: Syscall.monotonicNanoseconds()) }
+
+  // MARK: File descriptors
+
+  /// Registers `fd` (level-triggered) for `interest`; `.hangup` and `.error` are always
+  /// reported. The handler runs on the loop thread with the readiness seen. The loop does
+  /// not own the fd: unregister it before closing it.
+  public func register(fd: Int32, interest: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws -> WatchID {
+    let id = nextWatch
+    nextWatch += 1
+    do { try epollAdd(fd, token: id, events: Self.epollMask(interest)) } catch {
+      throw SystemCallError("epoll_ctl ADD fd \(fd)", error)
+    }
+    watches[id] = Watch(fd: fd, interest: interest, handler: handler)
+    return WatchID(rawValue: id)
+  }
+
+  /// Changes what a registered fd is watched for (e.g. add `.writable` while output is queued).
+  public func setInterest(_ id: WatchID, _ interest: IOEvents) throws {
+    guard var watch = watches[id.rawValue] else { return }
+    if watch.interest == interest { return }
+    var event = epoll_event()
+    event.events = Self.epollMask(interest)
+    event.data.u64 = id.rawValue
+    do { _ = try Syscall.retrying { epoll_ctl(epollFD, EPOLL_CTL_MOD, watch.fd, &event) } } catch {
+      throw SystemCallError("epoll_ctl MOD fd \(watch.fd)", error)
+    }
+    watch.interest = interest
+    watches[id.rawValue] = watch
+  }
+
+  /// Stops watching; safe from inside any handler, including the watch's own. Events
+  /// already collected for it in the current batch are dropped.
+  public func unregister(_ id: WatchID) {
+    guard let watch = watches.removeValue(forKey: id.rawValue) else { return }
+    var event = epoll_event()
+    // ENOENT/EBADF: the fd was already closed (epoll forgets closed fds): nothing to do.
+    _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, watch.fd, &event)
+  }
+
+  // MARK: Timers
+
+  /// Runs `handler` once at or after `deadline` (CLOCK_MONOTONIC). Timers with equal
+  /// deadlines run in the order they were scheduled. A deadline in the past runs on the
+  /// next loop iteration. The handler gets the `now` read when it runs.
+  @discardableResult
+  public func schedule(at deadline: MonotonicInstant, _ handler: @escaping (MonotonicInstant) -> Void) -> TimerID {
+    let id = nextTimer
+    nextTimer += 1
+    timers[id] = handler
+    heapPush(HeapEntry(deadline: deadline, sequence: id))
+    updateTimerFD()
+    return TimerID(rawValue: id)
+  }
+
+  /// Cancels a timer that has not run yet; a no-op for fired or unknown ids.
+  public func cancel(_ id: TimerID) {
+    guard timers.removeValue(forKey: id.rawValue) != nil else { return }
+    // Lazy deletion: drop cancelled entries from the top so the timerfd follows the
+    // earliest *live* deadline, and compact when most of the heap is dead.
+    dropCancelledTop()
+    if heap.count > 64 && heap.count > 2 * timers.count { compactHeap() }
+    updateTimerFD()
+  }
+
+  /// The number of timers scheduled and not yet fired or cancelled.
+  public var pendingTimerCount: Int { timers.count }
+
+  /// Whether the timerfd is currently armed, as the kernel reports it (timerfd_gettime).
+  public var isTimerArmed: Bool {
+    var spec = itimerspec()
+    guard timerfd_gettime(timerFD, &spec) == 0 else { return false }
+    return spec.it_value.tv_sec != 0 || spec.it_value.tv_nsec != 0
+  }
+
+  // MARK: Signals
+
+  /// Blocks `signo` on the calling thread and delivers it through the signalfd to
+  /// `handler` (replacing an earlier handler for the same signal).
+  public func onSignal(_ signo: Int32, _ handler: @escaping (SignalInfo) -> Void) throws {
+    var add = sigset_t()
+    sigemptyset(&add)
+    sigaddset(&add, signo)
+    let rc = pthread_sigmask(SIG_BLOCK, &add, nil)
+    if rc != 0 { throw SystemCallError("pthread_sigmask", Errno(rc)) }
+    sigaddset(&signalMask, signo)
+    let existing = signalFD
+    let fd: Int32
+    do {
+      fd = try Syscall.retrying { signalfd(existing, &signalMask, Int32(SFD_CLOEXEC) | Int32(SFD_NONBLOCK)) }
+    } catch { throw SystemCallError("signalfd", error) }
+    if existing < 0 {
+      signalFD = fd
+      do { try epollAdd(fd, token: Self.signalToken, events: UInt32(EPOLLIN.rawValue)) } catch {
+        throw SystemCallError("epoll_ctl ADD signalfd", error)
+      }
+    }
+    signalHandlers[signo] = handler
+  }
+
+  // MARK: Running
+
+  /// Runs until ``stop()`` is called from a handler.
+  public func run() throws {
+    stopped = false
+    while !stopped { try runOnce(until: nil) }
+  }
+
+  /// Ends ``run()`` after the current handler returns.
+  public func stop() { stopped = true }
+
+  /// Waits for events until `deadline` (nil: until something happens), dispatches one
+  /// batch of fd events, signals and due timers, and returns. For tests and for embedding.
+  public func runOnce(until deadline: MonotonicInstant?) throws {
+    var timeout: Int32 = -1
+    if let deadline {
+      let remaining = deadline - now()
+      if remaining.nanoseconds <= 0 {
+        timeout = 0
+      } else {
+        // Round up: returning before the deadline would make callers spin.
+        let ms = (remaining.nanoseconds + 999_999) / 1_000_000
+        timeout = Int32(clamping: ms)
+      }
+    }
+    let capacity = Int32(events.count)
+    let count: Int32
+    do {
+      count = try events.withUnsafeMutableBufferPointer { buffer throws(Errno) in
+        try Syscall.retrying { epoll_wait(epollFD, buffer.baseAddress, capacity, timeout) }
+      }
+    } catch { throw SystemCallError("epoll_wait", error) }
+    statistics.wakeups += 1
+    var sawTimer = false
+    var sawSignal = false
+    // Copy the batch: a handler may re-enter runOnce (not recommended, but harmless).
+    let batch = Array(events[0..<Int(count)])
+    for event in batch {
+      let token = event.data.u64
+      if token == Self.timerToken {
+        sawTimer = true
+        continue
+      }
+      if token == Self.signalToken {
+        sawSignal = true
+        continue
+      }
+      guard let watch = watches[token] else { continue }  // unregistered earlier in this batch
+      let ready = Self.ioEvents(event.events)
+      statistics.ioDispatches += 1
+      watch.handler(ready)
+    }
+    if sawSignal { drainSignals() }
+    if sawTimer { drainTimerFD() }
+    // Due timers run even if the timerfd was not in this batch (e.g. a timer scheduled in
+    // the past by an fd handler above): cheap, and it never delays a due deadline.
+    fireDueTimers()
+    if Int(count) == events.count && events.count < 1024 {
+      events = Array(repeating: epoll_event(), count: events.count * 2)
+    }
+  }
+
+  // MARK: Internals
+
+  private func epollAdd(_ fd: Int32, token: UInt64, events mask: UInt32) throws(Errno) {
+    var event = epoll_event()
+    event.events = mask
+    event.data.u64 = token
+    _ = try Syscall.retrying { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+  }
+
+  private static func epollMask(_ interest: IOEvents) -> UInt32 {
+    var mask: UInt32 = 0
+    if interest.contains(.readable) { mask |= UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue) }
+    if interest.contains(.writable) { mask |= UInt32(EPOLLOUT.rawValue) }
+    return mask
+  }
+
+  private static func ioEvents(_ mask: UInt32) -> IOEvents {
+    var result: IOEvents = []
+    if mask & (UInt32(EPOLLIN.rawValue) | UInt32(EPOLLPRI.rawValue)) != 0 { result.insert(.readable) }
+    if mask & UInt32(EPOLLOUT.rawValue) != 0 { result.insert(.writable) }
+    if mask & (UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLRDHUP.rawValue)) != 0 { result.insert(.hangup) }
+    if mask & UInt32(EPOLLERR.rawValue) != 0 { result.insert(.error) }
+    return result
+  }
+
+  private func drainTimerFD() {
+    var expirations: UInt64 = 0
+    // EAGAIN when the timer was re-armed after it fired: nothing to read, fine.
+    _ = withUnsafeMutableBytes(of: &expirations) { try? Syscall.read(timerFD, into: $0) }
+    // The kernel disarms a one-shot timerfd when it expires.
+    armedDeadline = nil
+  }
+
+  private func drainSignals() {
+    var info = signalfd_siginfo()
+    let size = MemoryLayout<signalfd_siginfo>.size
+    while true {
+      let result = withUnsafeMutableBytes(of: &info) { try? Syscall.read(signalFD, into: $0) }
+      guard case .done(let n)? = result, n == size else { return }
+      let signal = SignalInfo(
+        signal: Int32(info.ssi_signo), code: info.ssi_code, senderPID: Int32(bitPattern: info.ssi_pid),
+        senderUID: info.ssi_uid, status: info.ssi_status)
+      if let handler = signalHandlers[signal.signal] {
+        statistics.signalsDelivered += 1
+        handler(signal)
+      }
+    }
+  }
+
+  private func fireDueTimers() {
+    // Take the due timers first, then run them: a handler that schedules a new timer in
+    // the past (or reschedules itself) gets it on the next iteration instead of looping
+    // here forever; one that cancels a timer of this pass prevents it from running.
+    let current = now()
+    var due: [UInt64] = []
+    while let top = heap.first, top.deadline <= current {
+      heapPop()
+      if timers[top.sequence] != nil { due.append(top.sequence) }
+    }
+    for id in due {
+      guard let handler = timers.removeValue(forKey: id) else { continue }
+      statistics.timersFired += 1
+      handler(now())
+    }
+    updateTimerFD()
+  }
+
+  private func dropCancelledTop() {
+    while let top = heap.first, timers[top.sequence] == nil { heapPop() }
+  }
+
+  private func compactHeap() {
+    heap.removeAll { timers[$0.sequence] == nil }
+    heap.sort { $0.isBefore($1) }  // a sorted array is a valid min-heap
+  }
+
+  /// Arms the timerfd to the earliest live deadline, or disarms it; only touches the
+  /// kernel when that deadline changed.
+  private func updateTimerFD() {
+    dropCancelledTop()
+    let wanted = heap.first?.deadline
+    if wanted == armedDeadline { return }
+    var spec = itimerspec()
+    if let wanted {
+      // An all-zero it_value would disarm; instants are > 0 on CLOCK_MONOTONIC anyway.
+      let ns = max(wanted.nanoseconds, 1)
+      spec.it_value.tv_sec = Int(ns / 1_000_000_000)
+      spec.it_value.tv_nsec = Int(ns % 1_000_000_000)
+    }
+    // Cannot fail for a valid fd and a normalised timespec.
+    _ = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+    armedDeadline = wanted
+    statistics.timerfdUpdates += 1
+  }
+
+  private func heapPush(_ entry: HeapEntry) {
+    heap.append(entry)
+    var child = heap.count - 1
+    while child > 0 {
+      let parent = (child - 1) / 2
+      if !heap[child].isBefore(heap[parent]) { break }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private func heapPop() {
+    let last = heap.removeLast()
+    guard !heap.isEmpty else { return }
+    heap[0] = last
+    var parent = 0
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var smallest = parent
+      if left < heap.count && heap[left].isBefore(heap[smallest]) { smallest = left }
+      if right < heap.count && heap[right].isBefore(heap[smallest]) { smallest = right }
+      if smallest == parent { break }
+      heap.swapAt(parent, smallest)
+      parent = smallest
+    }
+  }
+}

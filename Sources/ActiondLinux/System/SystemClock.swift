@@ -1,0 +1,7 @@
+import ActiondCore
+
+/// The daemon's clock: CLOCK_MONOTONIC, the clock libevdev timestamps and timerfd use.
+public final class SystemClock: MonotonicClock {
+  public init() {}
+  public func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: Syscall.monotonicNanoseconds()) }
+}
