@@ -56,6 +56,12 @@ let package = Package(
       dependencies: ["ActiondCore", "ActiondLinux"],
       swiftSettings: strictSettings
     ),
+    // The VM test tier's device tool: uinput devices with exact press timing, and a reader.
+    .executableTarget(
+      name: "actiond-testdev",
+      dependencies: ["ActiondCore", "CEvdev"],
+      swiftSettings: strictSettings
+    ),
     .executableTarget(
       name: "actionctl",
       dependencies: ["ActiondCore", "ActiondLinux"],

@@ -16,6 +16,8 @@
 const char *actiond_errno_name(int errnum) { return strerrorname_np(errnum); }
 const char *actiond_errno_description(int errnum) { return strerrordesc_np(errnum); }
 
+char **actiond_environ(void) { return environ; }
+
 int actiond_get_peer_credentials(int fd, actiond_peer_credentials *out) {
   struct ucred cred;
   socklen_t len = sizeof(cred);

@@ -25,6 +25,9 @@ const char *actiond_errno_name(int errnum);
 /// "Resource temporarily unavailable"; thread-safe (strerrordesc_np), NULL when unknown.
 const char *actiond_errno_description(int errnum);
 
+/// `environ`, which may be NULL after clearenv(3) (Swift imports the global as non-optional).
+char **actiond_environ(void);
+
 // MARK: sockets
 
 /// The peer credentials of a connected AF_UNIX socket (SO_PEERCRED). Our own struct

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Fetches what the VM tier boots, into a cache that is reused across runs:
+#   - Debian's kernel (linux-image-amd64 resolved to its versioned package), unpacked,
+#     depmod'ed, with the vmlinux extracted from vmlinuz (PVH boot: ~2.5 s instead of ~6 s).
+#   - Debian's udev, unpacked, never installed (its udevadm links only libc, libkmod, libacl,
+#     libblkid, libcap and libselinux, which the initramfs builder takes from the host).
+# Prints nothing but errors when the cache is already complete.
+# Usage: fetch.sh CACHE_DIR
+set -euo pipefail
+
+cache=${1:?usage: fetch.sh CACHE_DIR}
+mkdir -p "$cache/debs"
+cache=$(cd "$cache" && pwd)
+
+die() { echo "fetch.sh: $*" >&2; exit 1; }
+
+# Resolves a (meta) package to the first concrete package it depends on, e.g.
+# linux-image-amd64 -> linux-image-6.1.0-57-amd64.
+resolve_kernel_package() {
+  local dep
+  dep=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+  [[ -n $dep ]] || die "cannot resolve linux-image-amd64 (is the apt index present? try: apt-get update)"
+  echo "$dep"
+}
+
+# Downloads PACKAGE's candidate .deb into the cache unless it is there already.
+download() {
+  local pkg=$1 version arch file
+  version=$(apt-cache policy "$pkg" | awk '/Candidate:/ { print $2 }')
+  [[ -n $version && $version != "(none)" ]] || die "no candidate version for $pkg (try: apt-get update)"
+  arch=$(apt-cache show "$pkg=$version" | awk '/^Architecture:/ { print $2; exit }')
+  file="$cache/debs/${pkg}_${version//:/%3a}_${arch}.deb"
+  if [[ ! -s $file ]]; then
+    echo "fetch.sh: downloading $pkg $version" >&2
+    (cd "$cache/debs" && apt-get download -q "$pkg=$version" >/dev/null) || die "apt-get download $pkg=$version failed"
+    [[ -s $file ]] || die "apt-get download did not produce $file"
+  fi
+  echo "$file"
+}
+
+# --- kernel --------------------------------------------------------------------------------
+kpkg=$(resolve_kernel_package)
+kver=${kpkg#linux-image-}
+kdir="$cache/kernel-$kver"
+if [[ ! -e $kdir/.complete ]]; then
+  deb=$(download "$kpkg")
+  rm -rf "$kdir" && mkdir -p "$kdir"
+  dpkg-deb -x "$deb" "$kdir/root"
+  # The .deb ships no modules.dep; modprobe (host's, for --show-depends, and busybox's in the guest) needs it.
+  depmod -b "$kdir/root" "$kver"
+  vmlinuz="$kdir/root/boot/vmlinuz-$kver"
+  [[ -f $vmlinuz ]] || die "no $vmlinuz in $deb"
+  # The bzImage carries an xz-compressed vmlinux; booting that ELF directly (PVH) skips the
+  # real-mode setup and decompression under TCG.
+  offset=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -1 | cut -d: -f1)
+  [[ -n $offset ]] || die "no xz stream in $vmlinuz"
+  tail -c +$((offset + 1)) "$vmlinuz" | xz -dc 2>/dev/null >"$kdir/vmlinux" || true
+  [[ $(head -c 4 "$kdir/vmlinux" | od -An -c | tr -d ' ') == '177ELF' ]] || die "extracted vmlinux is not an ELF file"
+  echo "$kver" >"$kdir/version"
+  touch "$kdir/.complete"
+fi
+ln -sfn "kernel-$kver" "$cache/kernel"
+
+# --- udev ----------------------------------------------------------------------------------
+uver=$(apt-cache policy udev | awk '/Candidate:/ { print $2 }')
+udir="$cache/udev-${uver//:/%3a}"
+if [[ ! -e $udir/.complete ]]; then
+  rm -rf "$udir" && mkdir -p "$udir/root"
+  dpkg-deb -x "$(download udev)" "$udir/root"
+  [[ -x $udir/root/bin/udevadm || -x $udir/root/usr/bin/udevadm ]] || die "udev package has no udevadm"
+  touch "$udir/.complete"
+fi
+ln -sfn "$(basename "$udir")" "$cache/udev"

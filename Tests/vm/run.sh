@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The VM test tier: proves actiond's behaviour on Debian's real kernel inside qemu (TCG).
+#
+#   Tests/vm/run.sh [--jobs N] [--no-build] [--keep] [SCENARIO...]
+#
+# Builds the Swift products (unless --no-build), fetches Debian's kernel and udev into
+# Tests/vm/.cache (once), builds one initramfs per batch of scenarios, boots each batch once
+# (N batches in parallel, default 1: TCG uses one host core per VM), and prints PASS/FAIL per
+# scenario; a failure prints that scenario's serial output and logs. SCENARIO is a name or
+# prefix under Tests/vm/scenarios (e.g. 01 or 01-uinput-gpio-hold); default: all.
+# Artefacts (serial logs, initramfs) go to .build/vm/.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache="$here/.cache"
+out="$repo/.build/vm"
+jobs=${VM_JOBS:-1}
+build=1
+selected=()
+while (($#)); do
+  case $1 in
+    --jobs) jobs=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    *) selected+=("$1"); shift ;;
+  esac
+done
+
+start_ns=$(date +%s%N)
+missing=""
+for tool in qemu-system-x86_64 busybox cpio depmod modprobe xz dpkg-deb apt-get python3; do
+  command -v "$tool" >/dev/null || missing="$missing $tool"
+done
+[[ -z $missing ]] || { echo "run.sh: missing tools:$missing (make deps installs them)" >&2; exit 1; }
+
+cd "$repo"
+if ((build)); then
+  swift build --product actiond-testdev >&2
+  # The daemon and its client go in too once they exist as products; scenarios that need
+  # them skip without them.
+  for product in actiond actionctl; do
+    swift build --product "$product" >&2 || { echo "run.sh: building $product failed" >&2; exit 1; }
+  done
+fi
+bin_dir=$(swift build --show-bin-path)
+bins=()
+for b in actiond-testdev actiond actionctl; do
+  [[ -x $bin_dir/$b ]] && bins+=(--bin "$bin_dir/$b")
+done
+
+"$here/fetch.sh" "$cache"
+
+# Scenarios: all, or those whose name starts with an argument.
+scenarios=()
+for s in "$here"/scenarios/[0-9]*.sh; do
+  name=$(basename "$s" .sh)
+  if ((${#selected[@]} == 0)); then scenarios+=("$s"); continue; fi
+  for want in "${selected[@]}"; do
+    [[ $name == "$want"* ]] && { scenarios+=("$s"); break; }
+  done
+done
+((${#scenarios[@]})) || { echo "run.sh: no scenario matches: ${selected[*]}" >&2; exit 2; }
+
+rules=()
+for r in "$repo"/udev-rules/*.rules "$here"/rules/*.rules; do
+  [[ -f $r ]] && rules+=(--rules "$r")
+done
+
+# Round-robin into batches; each batch is one boot.
+((jobs >= 1)) || jobs=1
+((jobs <= ${#scenarios[@]})) || jobs=${#scenarios[@]}
+rm -rf "$out" && mkdir -p "$out"
+pids=()
+for ((b = 0; b < jobs; b++)); do
+  args=() names=()
+  for ((i = b; i < ${#scenarios[@]}; i += jobs)); do
+    args+=(--scenario "${scenarios[i]}")
+    names+=("$(basename "${scenarios[i]}" .sh)")
+  done
+  dir="$out/batch$((b + 1))"
+  mkdir -p "$dir"
+  "$here/mkinitramfs.sh" --cache "$cache" --out "$dir/initramfs.cpio" "${bins[@]}" "${rules[@]}" "${args[@]}"
+  # Each scenario's own timeout is enforced in the guest; this bounds the whole boot.
+  "$here/vmrun.py" --kernel "$cache/kernel/vmlinux" --initrd "$dir/initramfs.cpio" --workdir "$dir" \
+    --timeout $((60 + 90 * ${#names[@]})) --expect "${names[@]}" >"$dir/report.txt" 2>&1 &
+  pids+=($!)
+done
+
+status=0
+for ((b = 0; b < jobs; b++)); do
+  wait "${pids[b]}" || status=1
+  cat "$out/batch$((b + 1))/report.txt"
+done
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+total="$((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100))"
+if ((status == 0)); then
+  echo "test-vm: all ${#scenarios[@]} scenarios passed in ${jobs} VM(s); total ${total} s (serial logs in .build/vm)"
+else
+  echo "test-vm: FAILED; total ${total} s (serial logs in .build/vm)"
+fi
+exit $status

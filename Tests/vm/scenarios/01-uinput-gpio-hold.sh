@@ -1,0 +1,32 @@
+# A gpio-keys look-alike made through uinput (BUS_HOST, 0001:0001, no EV_REP): a 700 ms press is
+# read back by a second process with kernel timestamps within a few ms of what was sent, and
+# the kernel adds no autorepeat.
+# timeout: 30
+. "$VM_LIB"
+
+dev_start a --preset gpio-keys
+step "device $DEV_NODE"
+expect_line a.log 'created /dev/input/event[0-9]+ .*name="gpio-keys" bus=host id=0001:0001 rep=no'
+
+reader_start r "$DEV_NODE" --timeout 3s --count 2
+expect_line r.log 'opened .* name="gpio-keys" bus=host id=0001:0001 rep=no'
+
+dev_cmd a "press KEY_PROG1 700ms"
+reader_wait r
+
+expect_count r.log '^event .* EV_KEY KEY_PROG1 1$' 1
+expect_count r.log '^event .* EV_KEY KEY_PROG1 0$' 1
+expect_count r.log 'EV_KEY KEY_PROG1 2$' 0
+
+sent=$(hold_ms a.log KEY_PROG1)
+seen=$(hold_ms r.log KEY_PROG1)
+step "hold sent ${sent} ms, seen by the reader ${seen} ms"
+expect_between "$sent" 700 720 "sent hold"
+expect_between "$seen" 695 725 "kernel-timestamped hold"
+# Each kernel timestamp is within 5 ms of the sender's CLOCK_MONOTONIC reading.
+for v in 1 0; do
+  d=$(($(key_time_us r.log KEY_PROG1 $v) - $(key_time_us a.log KEY_PROG1 $v)))
+  expect_between "$d" 0 5000 "kernel timestamp minus send time (value $v, us)"
+done
+
+dev_stop a

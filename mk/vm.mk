@@ -1,0 +1,20 @@
+# The VM test tier (Tests/vm): actiond on Debian's real kernel inside qemu (TCG), with uinput
+# devices, a QEMU USB keyboard driven over QMP, and Debian's udev. See Tests/vm/README.md.
+
+# qemu + the initramfs tool chain; python3 runs the host side; kmod's depmod/modprobe resolve
+# module dependencies; the udev package is unpacked (not installed) and its udevadm needs these
+# libraries from the host.
+APT_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils python3 \
+  libacl1 libblkid1 libcap2 libkmod2 libselinux1
+TEST_TIERS += test-vm
+
+# VM_JOBS: VMs booted in parallel (each uses one core under TCG). VM_SCENARIOS: names or
+# prefixes to run (default: all).
+VM_JOBS ?= 1
+VM_SCENARIOS ?=
+
+.PHONY: test-vm
+## test-vm: build, boot Debian's kernel in qemu, run Tests/vm/scenarios
+test-vm: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+	Tests/vm/run.sh --no-build --jobs $(VM_JOBS) $(VM_SCENARIOS)
