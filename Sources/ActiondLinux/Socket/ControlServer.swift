@@ -88,6 +88,8 @@ public final class ControlServer {
 
   /// Number of open connections.
   public var clientCount: Int { clients.count }
+  /// Number of connections with an event subscription.
+  public var subscriberCount: Int { clients.values.count { $0.subscription != nil && !$0.closing } }
   /// The socket path clients connect to (the configured one; also when inherited).
   public var path: String { listener?.createdPath ?? configuration.path }
   /// True when the socket was passed by systemd rather than created.
@@ -100,8 +102,12 @@ public final class ControlServer {
   public func start() throws {
     precondition(listener == nil, "ControlServer.start() called twice")
     let l: Listener
-    if configuration.socketActivation, let fds = SocketActivation.takePassedDescriptors() {
-      l = try Listener.adopt(fd: fds.lowerBound)
+    let passed =
+      configuration.socketActivation ? SocketActivation.listenFDs(environment: ProcessEnvironment.current()) : []
+    if let first = passed.first {
+      // Children (intents) must not believe they were socket-activated.
+      for key in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(key) }
+      l = try Listener.adopt(fd: first)
       isSocketActivated = true
     } else {
       l = try Listener.bind(

@@ -2,34 +2,6 @@ import ActiondCore
 import CActiondShim
 import Glibc
 
-/// systemd socket activation (`sd_listen_fds(3)` semantics), parsed without libsystemd.
-public enum SocketActivation {
-  /// The first passed fd is always 3 (`SD_LISTEN_FDS_START`).
-  public static let firstFD: Int32 = 3
-
-  /// The passed descriptors, when `LISTEN_PID` names this process and `LISTEN_FDS` is a
-  /// positive count; nil when the process was not socket-activated (or the variables
-  /// were meant for another process, e.g. inherited by a child).
-  public static func passedDescriptors(environment: [String: String], pid: Int32) -> ClosedRange<Int32>? {
-    guard let pidText = environment["LISTEN_PID"], let listenPID = Int32(pidText), listenPID == pid,
-      let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0, count < 1024
-    else { return nil }
-    return firstFD...(firstFD + count - 1)
-  }
-
-  /// The current process's passed descriptors; the variables are removed from the
-  /// environment so children (intents) do not inherit them.
-  public static func takePassedDescriptors() -> ClosedRange<Int32>? {
-    var env: [String: String] = [:]
-    for key in ["LISTEN_PID", "LISTEN_FDS"] {
-      if let v = getenv(key) { env[key] = String(cString: v) }
-    }
-    let fds = passedDescriptors(environment: env, pid: getpid())
-    for key in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(key) }
-    return fds
-  }
-}
-
 /// The listening socket of the server: created at a path, or inherited from systemd.
 public final class Listener {
   public let fd: Int32
@@ -74,24 +46,26 @@ public final class Listener {
   /// removed; a live socket or a non-socket file at the path is an error. Ownership and
   /// mode are set before `listen`, so nobody can connect while they are still wider.
   public static func bind(path: String, mode: mode_t, group: UInt32?, backlog: Int32 = 128) throws -> Listener {
-    try removeStaleSocket(at: path)
+    guard let address = UnixAddress(path) else { throw SocketError.invalidPath(path) }
+    // An abstract name (`@name`, used by tests) has no file: no stale file, owner or mode.
+    if !address.isAbstract { try removeStaleSocket(at: path) }
     let fd: Int32
     do { fd = try UnixSocket.makeStreamSocket(nonBlocking: true) } catch { throw SystemCallError("socket", error) }
     do {
-      try UnixSocket.withAddress(path) { address, length in
-        if Glibc.bind(fd, address, length) != 0 { throw SystemCallError("bind \(path)", Errno.current) }
+      if address.withSockaddr({ Glibc.bind(fd, $0, $1) }) != 0 { throw SystemCallError("bind \(path)", Errno.current) }
+      if !address.isAbstract {
+        if let group, lchown(path, uid_t.max, group) != 0 {
+          throw SystemCallError("chown \(path) to group \(group)", Errno.current)
+        }
+        if chmod(path, mode) != 0 { throw SystemCallError("chmod \(path)", Errno.current) }
       }
-      if let group, lchown(path, uid_t.max, group) != 0 {
-        throw SystemCallError("chown \(path) to group \(group)", Errno.current)
-      }
-      if chmod(path, mode) != 0 { throw SystemCallError("chmod \(path)", Errno.current) }
       if Glibc.listen(fd, backlog) != 0 { throw SystemCallError("listen \(path)", Errno.current) }
     } catch {
       Syscall.close(fd)
-      _ = unlink(path)
+      if !address.isAbstract { _ = unlink(path) }
       throw error
     }
-    return Listener(fd: fd, createdPath: path)
+    return Listener(fd: fd, createdPath: address.isAbstract ? nil : path)
   }
 
   static func removeStaleSocket(at path: String) throws {
@@ -105,9 +79,12 @@ public final class Listener {
     let probe: Int32
     do { probe = try UnixSocket.makeStreamSocket(nonBlocking: true) } catch { throw SystemCallError("socket", error) }
     defer { Syscall.close(probe) }
-    let rc = try UnixSocket.withAddress(path) { address, length in Glibc.connect(probe, address, length) }
+    guard let address = UnixAddress(path) else { throw SocketError.invalidPath(path) }
+    let rc = address.withSockaddr { Glibc.connect(probe, $0, $1) }
     if rc == 0 || errno == EAGAIN || errno == EINPROGRESS { throw SocketError.inUse(path) }
-    guard errno == ECONNREFUSED else { throw SystemCallError("connect \(path) (probing for a stale socket)", Errno.current) }
+    guard errno == ECONNREFUSED else {
+      throw SystemCallError("connect \(path) (probing for a stale socket)", Errno.current)
+    }
     if unlink(path) != 0 && errno != ENOENT { throw SystemCallError("unlink stale socket \(path)", Errno.current) }
   }
 

@@ -85,7 +85,8 @@ public final class Responder {
       isCompleted = true
       server?.finishRequest(
         for: client.id,
-        with: .error(id: request.id, ProtocolError(.internal, "the daemon dropped request \"\(request.name)\" without an answer")))
+        with: .error(
+          id: request.id, ProtocolError(.internal, "the daemon dropped request \"\(request.name)\" without an answer")))
     }
   }
 }

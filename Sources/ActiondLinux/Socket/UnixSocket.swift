@@ -24,30 +24,6 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
 
 /// Small, typed wrappers for the AF_UNIX calls the server and `actionctl` make.
 public enum UnixSocket {
-  /// `sun_path` holds 108 bytes including the terminating NUL.
-  static let maxPathLength = 107
-
-  /// Fills a `sockaddr_un` for `path` and calls `body` with it.
-  static func withAddress<T>(
-    _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T
-  ) throws -> T {
-    let bytes = Array(path.utf8)
-    guard !bytes.isEmpty, bytes.count <= maxPathLength else {
-      throw SocketError.pathTooLong(path)
-    }
-    guard !bytes.contains(0) else { throw SocketError.invalidPath(path) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: bytes)
-      raw[bytes.count] = 0
-    }
-    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
-    return try withUnsafePointer(to: &address) { p in
-      try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
-    }
-  }
-
   /// A new AF_UNIX stream socket, close-on-exec, optionally non-blocking.
   static func makeStreamSocket(nonBlocking: Bool) throws(Errno) -> Int32 {
     var type = Int32(SOCK_STREAM.rawValue) | actiond_SOCK_CLOEXEC
@@ -59,17 +35,16 @@ public enum UnixSocket {
   public static func connect(to path: String) throws -> Int32 {
     let fd: Int32
     do { fd = try makeStreamSocket(nonBlocking: false) } catch { throw SystemCallError("socket", error) }
-    do {
-      try withAddress(path) { address, length in
-        // connect(2) on a Unix socket is not restartable after EINTR the way read is:
-        // a retry may report EALREADY/EISCONN, and a Unix connect completes at once anyway.
-        if Glibc.connect(fd, address, length) != 0 {
-          throw SystemCallError("connect \(path)", Errno.current)
-        }
-      }
-    } catch {
+    guard let address = UnixAddress(path) else {
       Syscall.close(fd)
-      throw error
+      throw SocketError.invalidPath(path)
+    }
+    // connect(2) is not simply restartable after EINTR (a retry may report EALREADY), and
+    // a Unix connect completes at once anyway, so it is called once.
+    if address.withSockaddr({ Glibc.connect(fd, $0, $1) }) != 0 {
+      let error = Errno.current
+      Syscall.close(fd)
+      throw SystemCallError("connect \(path)", error)
     }
     return fd
   }
@@ -151,7 +126,7 @@ public enum UnixSocket {
 
 /// Why the listening socket could not be set up, in words an operator can act on.
 public enum SocketError: Error, CustomStringConvertible, Equatable {
-  case pathTooLong(String)
+  /// Empty, longer than `sun_path`, or containing a NUL byte.
   case invalidPath(String)
   case unknownGroup(String)
   /// Another process accepts connections on the path: probably a second daemon.
@@ -163,9 +138,8 @@ public enum SocketError: Error, CustomStringConvertible, Equatable {
 
   public var description: String {
     switch self {
-    case .pathTooLong(let p):
-      return "socket path \(p) is longer than \(UnixSocket.maxPathLength) bytes (or empty)"
-    case .invalidPath(let p): return "socket path \(JSONEncoding.quoted(p)) contains a NUL byte"
+    case .invalidPath(let p):
+      return "socket path \(JSONEncoding.quoted(p)) is empty, longer than 107 bytes or contains a NUL byte"
     case .unknownGroup(let g): return "unknown group \(JSONEncoding.quoted(g))"
     case .inUse(let p): return "\(p): another process is already listening on this socket (is actiond running?)"
     case .notASocket(let p): return "\(p) exists and is not a socket; refusing to remove it"
