@@ -1,0 +1,142 @@
+/// The daemon's validated configuration: buttons, control definitions, assignments,
+/// socket and paths. Produced by `ConfigurationLoader.load(main:dropIns:)`; every value
+/// has been checked, every default applied, so consumers need no further validation.
+/// The format is documented in docs/configuration.md.
+public struct Configuration: Hashable, Sendable {
+  public var socket: SocketSettings
+  /// Where the state store lives (default `/var/lib/actiond`).
+  public var stateDirectory: String
+  /// Where drop-in control definitions are read from (default `/etc/actiond/controls.d`).
+  public var controlsDirectory: String
+  /// Log threshold; the command line's `--log-level` overrides it.
+  public var logLevel: LogLevel
+  /// Physical buttons, in file order; names are unique.
+  public var buttons: [ButtonConfig]
+  /// Control definitions from the main file, then the drop-ins (sorted by file name); kinds are unique.
+  public var controls: [ControlDefinition]
+  /// The control instance assigned to each button, by button name. Buttons without an
+  /// entry are unassigned. The state store's assignments override these at run time.
+  public var assignments: [String: ControlInstance]
+
+  /// Default paths, used when the configuration gives none.
+  public static let defaultMainFile = "/etc/actiond/actiond.json"
+  public static let defaultStateDirectory = "/var/lib/actiond"
+  public static let defaultControlsDirectory = "/etc/actiond/controls.d"
+
+  public init(
+    socket: SocketSettings = SocketSettings(), stateDirectory: String = Configuration.defaultStateDirectory,
+    controlsDirectory: String = Configuration.defaultControlsDirectory, logLevel: LogLevel = .info,
+    buttons: [ButtonConfig] = [], controls: [ControlDefinition] = [], assignments: [String: ControlInstance] = [:]
+  ) {
+    self.socket = socket
+    self.stateDirectory = stateDirectory
+    self.controlsDirectory = controlsDirectory
+    self.logLevel = logLevel
+    self.buttons = buttons
+    self.controls = controls
+    self.assignments = assignments
+  }
+
+  /// The definition of a kind.
+  public func control(kind: String) -> ControlDefinition? { controls.first { $0.kind == kind } }
+
+  /// The button with a name.
+  public func button(named name: String) -> ButtonConfig? { buttons.first { $0.name == name } }
+
+  /// Log thresholds, in increasing severity (syslog names).
+  public enum LogLevel: String, Hashable, Sendable, CaseIterable, Comparable {
+    case debug, info, notice, warning, error
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool {
+      allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+  }
+}
+
+/// The control socket: where it is and who may do what.
+///
+/// Anyone who can connect (file mode and `group`) may read: `status`, `list`, `get`,
+/// `watch`, `devices`. Changing things (`perform`, `set`, `assign`, `press`, `reload`)
+/// needs root, the daemon's own user, a member of `controlGroup`, or a uid/user in
+/// `controlUsers`, checked with `SO_PEERCRED`.
+public struct SocketSettings: Hashable, Sendable {
+  /// Default `/run/actiond/actiond.sock`.
+  public var path: String
+  /// Group owning the socket file; nil = the daemon's group.
+  public var group: AccountReference?
+  /// Permission bits of the socket file, default `0o660`.
+  public var mode: UInt32
+  /// Members of this group may change things; nil = nobody extra.
+  public var controlGroup: AccountReference?
+  /// These users (names or uids) may change things.
+  public var controlUsers: [AccountReference]
+  /// Connections beyond this are refused (default 64, valid 1...1024).
+  public var maxClients: Int
+
+  public static let defaultPath = "/run/actiond/actiond.sock"
+  public static let defaultMode: UInt32 = 0o660
+  public static let defaultMaxClients = 64
+  public static let maxClientsRange = 1...1024
+
+  public init(
+    path: String = SocketSettings.defaultPath, group: AccountReference? = nil,
+    mode: UInt32 = SocketSettings.defaultMode,
+    controlGroup: AccountReference? = nil, controlUsers: [AccountReference] = [],
+    maxClients: Int = SocketSettings.defaultMaxClients
+  ) {
+    self.path = path
+    self.group = group
+    self.mode = mode
+    self.controlGroup = controlGroup
+    self.controlUsers = controlUsers
+    self.maxClients = maxClients
+  }
+}
+
+/// A physical button: one key code on the devices a `DeviceMatch` selects.
+public struct ButtonConfig: Hashable, Sendable {
+  /// Unique name (`action`): letters, digits, `-`, `_`, `.`, starting with a letter or digit, ≤ 64.
+  /// It is `ACTIOND_BUTTON` for intents and the name clients use.
+  public var name: String
+  /// The evdev key code (`EV_KEY`), 1...`KeyCodes.maximum`.
+  public var keyCode: UInt16
+  /// The key's canonical name (`KEY_PROG1`), or `KEY_0x2f0`-style hex when the header names no key.
+  public var keyName: String
+  public var match: DeviceMatch
+  /// How long the key must stay down for a hold (default 600 ms, valid 100...10000 ms).
+  public var holdThreshold: TimeSpan
+  /// Chatter suppression window (default 0 = off, valid 0...200 ms).
+  public var debounce: TimeSpan
+  /// Grab the device (`EVIOCGRAB`) so no other program sees its keys. Off by default:
+  /// grabbing a keyboard for one key takes all its keys away from the desktop.
+  public var grab: Bool
+
+  public static let defaultHoldThreshold = TimeSpan.milliseconds(600)
+  public static let holdThresholdRangeMs: ClosedRange<Int64> = 100...10_000
+  public static let defaultDebounce = TimeSpan.zero
+  public static let debounceRangeMs: ClosedRange<Int64> = 0...200
+
+  public init(
+    name: String, keyCode: UInt16, keyName: String? = nil, match: DeviceMatch = .default,
+    holdThreshold: TimeSpan = ButtonConfig.defaultHoldThreshold, debounce: TimeSpan = ButtonConfig.defaultDebounce,
+    grab: Bool = false
+  ) {
+    self.name = name
+    self.keyCode = keyCode
+    self.keyName = keyName ?? KeyCodes.name(of: keyCode) ?? "KEY_0x" + String(keyCode, radix: 16)
+    self.match = match
+    self.holdThreshold = holdThreshold
+    self.debounce = debounce
+    self.grab = grab
+  }
+
+  /// Whether `name` is a valid button name.
+  public static func isValidName(_ name: String) -> Bool {
+    let u = Array(name.utf8)
+    guard let first = u.first, u.count <= 64, first.isASCIILetter || first.isASCIIDigit else { return false }
+    return u.allSatisfy {
+      $0.isASCIILetter || $0.isASCIIDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+        || $0 == UInt8(ascii: ".")
+    }
+  }
+}

@@ -1,0 +1,273 @@
+/// A configured control: a definition's kind plus values for its parameters
+/// (`AppIntentControlConfiguration`). Several instances of one kind may exist, e.g. two
+/// flashlights with `led=green` and `led=red`. An assignment puts one instance on a button.
+public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
+  /// The definition's kind.
+  public let kind: String
+  /// The values the assignment gave explicitly (what is persisted and sent back to clients).
+  public let configuration: [String: ParameterValue]
+  /// Every parameter that has a value: the explicit ones plus defaults.
+  /// With `requiresConfiguration`, defaults of required parameters are not applied.
+  public let values: [String: ParameterValue]
+  /// Required parameters still without a value, in declaration order. Non-empty means
+  /// unconfigured: the instance cannot be performed and its hint says what is missing.
+  public let missing: [String]
+
+  /// Whether the instance can be performed (no required parameter is missing).
+  public var isConfigured: Bool { missing.isEmpty }
+
+  /// Canonical, stable identifier: the kind alone without values, otherwise the kind and
+  /// the values sorted by name, `org.example.flashlight{led=green}`,
+  /// `org.example.x{a=1,b=true}`. In values, `\`, `,`, `=`, `{` and `}` are escaped with `\`.
+  public var id: String {
+    guard !values.isEmpty else { return kind }
+    let parts = values.keys.sorted().map { "\($0)=\(ControlInstance.escape(values[$0]!.text))" }
+    return kind + "{" + parts.joined(separator: ",") + "}"
+  }
+
+  public var description: String { id }
+
+  /// The `ACTIOND_PARAM_<NAME>` variables an exec intent or value command gets, one per value.
+  public var parameterEnvironment: [String: String] {
+    var env: [String: String] = [:]
+    for (name, value) in values { env[ParameterSpec.environmentName(for: name)] = value.text }
+    return env
+  }
+
+  /// Builds an instance from already-typed values; each is checked against the definition.
+  public init(
+    definition: ControlDefinition, configuration: [String: ParameterValue]
+  ) throws(ParameterProblems) {
+    var problems: [ParameterProblem] = []
+    for name in configuration.keys.sorted() {
+      guard let spec = definition.parameter(named: name) else {
+        problems.append(ParameterProblem(parameter: name, message: ControlInstance.unknownMessage(name, definition)))
+        continue
+      }
+      if let message = spec.check(configuration[name]!) {
+        problems.append(ParameterProblem(parameter: name, message: message))
+      }
+    }
+    guard problems.isEmpty else { throw ParameterProblems(problems: problems) }
+    var values = configuration
+    var missing: [String] = []
+    for spec in definition.parameters where values[spec.name] == nil {
+      if let d = spec.defaultValue, !(definition.requiresConfiguration && spec.required) {
+        values[spec.name] = d
+      } else if spec.required {
+        missing.append(spec.name)
+      }
+    }
+    self.kind = definition.kind
+    self.configuration = configuration
+    self.values = values
+    self.missing = missing
+  }
+
+  /// Builds an instance from a JSON `configuration` object (configuration file, socket request,
+  /// state store). Every problem is reported, keyed by parameter name.
+  public init(definition: ControlDefinition, configuration json: JSONObject) throws(ParameterProblems) {
+    var typed: [String: ParameterValue] = [:]
+    var problems: [ParameterProblem] = []
+    for name in json.duplicateKeys {
+      problems.append(ParameterProblem(parameter: name, message: "given more than once"))
+    }
+    for (name, value) in json {
+      guard let spec = definition.parameter(named: name) else {
+        problems.append(ParameterProblem(parameter: name, message: ControlInstance.unknownMessage(name, definition)))
+        continue
+      }
+      guard let v = ParameterValue(json: value) else {
+        problems.append(ParameterProblem(parameter: name, message: typeMessage(spec)))
+        continue
+      }
+      typed[name] = v
+    }
+    guard problems.isEmpty else { throw ParameterProblems(problems: problems) }
+    try self.init(definition: definition, configuration: typed)
+  }
+
+  private static func unknownMessage(_ name: String, _ definition: ControlDefinition) -> String {
+    let known = definition.parameters.map(\.name)
+    if known.isEmpty { return "unknown parameter: \(definition.kind) takes no parameters" }
+    var m = "unknown parameter of \(definition.kind)"
+    if let s = closestMatch(to: name, in: known) { m += " (did you mean \(s)?)" }
+    return m + "; known: " + known.joined(separator: ", ")
+  }
+
+  static func escape(_ s: String) -> String {
+    var out = ""
+    for c in s {
+      if c == "\\" || c == "," || c == "=" || c == "{" || c == "}" { out.append("\\") }
+      out.append(c)
+    }
+    return out
+  }
+}
+
+private func typeMessage(_ spec: ParameterSpec) -> String {
+  switch spec.type {
+  case .string, .choice: return "must be a string"
+  case .integer: return "must be an integer"
+  case .boolean: return "must be a boolean"
+  }
+}
+
+/// One problem with a parameter value of a control instance.
+public struct ParameterProblem: Hashable, Sendable, CustomStringConvertible {
+  public var parameter: String
+  public var message: String
+  public init(parameter: String, message: String) {
+    self.parameter = parameter
+    self.message = message
+  }
+  public var description: String { "\(parameter): \(message)" }
+}
+
+/// Every problem found while building a `ControlInstance`.
+public struct ParameterProblems: Error, Hashable, Sendable, CustomStringConvertible {
+  public var problems: [ParameterProblem]
+  public init(problems: [ParameterProblem]) { self.problems = problems }
+  public var description: String { problems.map(\.description).joined(separator: "; ") }
+}
+
+/// Parameter placeholders in argv elements, paths and environment values.
+///
+/// `${name}` is replaced by the parameter's text (`ParameterValue.text`); the result stays
+/// *one* argv element whatever it contains: there is no shell, no word splitting, no
+/// globbing, no quote removal. So `["systemctl", "start", "${unit}"]` with
+/// `unit = "a b;rm -rf /"` runs systemctl with exactly three arguments. A placeholder may
+/// be part of a longer element (`--unit=${unit}`, `/sys/class/leds/${led}/brightness`).
+/// `$${` stands for a literal `${`; any other `$` is literal (`$HOME` stays `$HOME`:
+/// nothing expands environment variables).
+public enum ParameterSubstitution {
+  /// A malformed template or a placeholder without a value.
+  public struct Failure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+  }
+
+  /// The parameter names a template refers to, in order of appearance (with repeats).
+  public static func placeholders(in template: String) throws(Failure) -> [String] {
+    var names: [String] = []
+    try scan(template) { (piece: Piece) in
+      if case .placeholder(let n) = piece { names.append(n) }
+    }
+    return names
+  }
+
+  /// The template with every `${name}` replaced by `values[name].text`.
+  public static func substitute(_ template: String, values: [String: ParameterValue]) throws(Failure) -> String {
+    var out = ""
+    var missing: String?
+    try scan(template) { (piece: Piece) in
+      switch piece {
+      case .literal(let s): out += s
+      case .placeholder(let n):
+        if let v = values[n] { out += v.text } else if missing == nil { missing = n }
+      }
+    }
+    if let missing { throw Failure(message: "parameter \(missing) has no value") }
+    return out
+  }
+
+  enum Piece {
+    case literal(Substring)
+    case placeholder(String)
+  }
+
+  private static func scan(_ template: String, _ body: (Piece) -> Void) throws(Failure) {
+    var rest = Substring(template)
+    while let dollar = rest.firstIndex(of: "$") {
+      let afterDollar = rest.index(after: dollar)
+      if rest[afterDollar...].hasPrefix("${") {
+        // `$${`: a literal `${`.
+        body(.literal(rest[..<dollar]))
+        body(.literal("${"))
+        rest = rest[rest.index(afterDollar, offsetBy: 2)...]
+      } else if rest[afterDollar...].hasPrefix("{") {
+        body(.literal(rest[..<dollar]))
+        let nameStart = rest.index(after: afterDollar)
+        guard let close = rest[nameStart...].firstIndex(of: "}") else {
+          throw Failure(message: "unterminated ${ (write $${ for a literal ${)")
+        }
+        let name = String(rest[nameStart..<close])
+        guard ParameterSpec.isValidName(name) else {
+          throw Failure(message: "${\(name)} is not a parameter name (lower-case letters, digits and _)")
+        }
+        body(.placeholder(name))
+        rest = rest[rest.index(after: close)...]
+      } else {
+        body(.literal(rest[...dollar]))
+        rest = rest[afterDollar...]
+      }
+    }
+    body(.literal(rest))
+  }
+}
+
+extension ExecSpec {
+  /// The spec with parameter values substituted into argv, working directory and environment values.
+  public func substituting(_ values: [String: ParameterValue]) throws(ParameterSubstitution.Failure) -> ExecSpec {
+    var copy = self
+    copy.argv = []
+    for element in argv { copy.argv.append(try ParameterSubstitution.substitute(element, values: values)) }
+    if let w = workingDirectory { copy.workingDirectory = try ParameterSubstitution.substitute(w, values: values) }
+    for (k, v) in environment { copy.environment[k] = try ParameterSubstitution.substitute(v, values: values) }
+    return copy
+  }
+}
+
+extension IntentSpec {
+  /// The intent with parameter values substituted (argv, working directory, environment, write path).
+  public func substituting(_ values: [String: ParameterValue]) throws(ParameterSubstitution.Failure) -> IntentSpec {
+    switch self {
+    case .exec(let e): return .exec(try e.substituting(values))
+    case .write(let path, let on, let off):
+      return .write(path: try ParameterSubstitution.substitute(path, values: values), on: on, off: off)
+    case .state, .provider: return self
+    }
+  }
+}
+
+extension ValueProviderSpec {
+  /// The provider with parameter values substituted (argv, working directory, environment, file path).
+  public func substituting(
+    _ values: [String: ParameterValue]
+  ) throws(ParameterSubstitution.Failure) -> ValueProviderSpec {
+    switch self {
+    case .exec(let e): return .exec(try e.substituting(values))
+    case .file(let path, let on): return .file(path: try ParameterSubstitution.substitute(path, values: values), on: on)
+    case .store, .provider: return self
+    }
+  }
+}
+
+/// The closest of `candidates` to `word` (case-insensitive equality, or an edit distance of
+/// at most 2 and less than half the word), for "did you mean" hints.
+func closestMatch(to word: String, in candidates: [String]) -> String? {
+  let lw = word.lowercased()
+  if let exact = candidates.first(where: { $0.lowercased() == lw }) { return exact }
+  var best: (String, Int)?
+  for c in candidates {
+    let d = editDistance(Array(lw.utf8), Array(c.lowercased().utf8))
+    if d <= 2 && d * 2 < max(lw.utf8.count, 2) && (best == nil || d < best!.1) { best = (c, d) }
+  }
+  return best?.0
+}
+
+/// Levenshtein distance (optimal string alignment is not needed for short keys).
+func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+  if a.isEmpty { return b.count }
+  if b.isEmpty { return a.count }
+  var previous = Array(0...b.count)
+  var current = [Int](repeating: 0, count: b.count + 1)
+  for i in 1...a.count {
+    current[0] = i
+    for j in 1...b.count {
+      current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    }
+    swap(&previous, &current)
+  }
+  return previous[b.count]
+}

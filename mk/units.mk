@@ -1,0 +1,44 @@
+# units.mk: the `test-units` tier -- the systemd units and the sysusers file as
+# they are installed, checked by systemd's own tools.
+#
+#   1. `systemd-analyze verify` on the installed actiond.service and
+#      actiond.socket, with nothing disabled: it checks that ExecStart exists
+#      and is executable and that the Documentation= man pages exist. So the
+#      real release binaries and man pages are installed first, with PREFIX set
+#      to a temporary directory (not DESTDIR): the units then name the binary
+#      where it really is, exactly as `make install PREFIX=...` would, and
+#      MANPATH points man at the installed pages. Any output fails the check.
+#   2. `systemd-analyze security --offline=true` on the installed service:
+#      prints the overall exposure and fails above UNITS_MAX_EXPOSURE.
+#   3. `systemd-sysusers` applies the sysusers file to an empty root.
+
+APT_PACKAGES += systemd
+TEST_TIERS += test-units
+
+UNITS_MAX_EXPOSURE ?= 2.0
+
+.PHONY: test-units
+test-units: release man
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	prefix=$$tmp/prefix; \
+	$(MAKE) --no-print-directory -s install-bin install-data PREFIX=$$prefix SYSCONFDIR=$$prefix/etc >$$tmp/install.log 2>&1 \
+	  || { cat $$tmp/install.log; exit 1; }; \
+	units="$$prefix/lib/systemd/system/actiond.service $$prefix/lib/systemd/system/actiond.socket"; \
+	grep -qx "ExecStart=$$prefix/sbin/actiond" $$prefix/lib/systemd/system/actiond.service \
+	  || { echo "test-units: installed unit does not start $$prefix/sbin/actiond"; exit 1; }; \
+	out=$$(MANPATH=$$prefix/share/man systemd-analyze verify --man=yes $$units 2>&1) \
+	  && [ -z "$$out" ] || { echo "test-units: systemd-analyze verify:"; echo "$$out"; exit 1; }; \
+	echo "test-units: systemd-analyze verify: actiond.service actiond.socket clean"; \
+	sec=$$(systemd-analyze security --offline=true --no-pager $$prefix/lib/systemd/system/actiond.service 2>&1) || true; \
+	level=$$(sed -n 's/.*Overall exposure level for actiond\.service: \([0-9.]*\).*/\1/p' <<<"$$sec"); \
+	[ -n "$$level" ] || { echo "test-units: no exposure level in:"; echo "$$sec"; exit 1; }; \
+	echo "test-units: systemd-analyze security: overall exposure $$level (limit $(UNITS_MAX_EXPOSURE))"; \
+	grep '✗' <<<"$$sec" | sed 's/^/test-units:   /' || true; \
+	awk -v l="$$level" -v m="$(UNITS_MAX_EXPOSURE)" 'BEGIN { exit !(l <= m) }' \
+	  || { echo "test-units: exposure $$level is above $(UNITS_MAX_EXPOSURE)"; exit 1; }; \
+	mkdir -p $$tmp/sysroot/etc; \
+	systemd-sysusers --root=$$tmp/sysroot $$prefix/lib/sysusers.d/actiond.conf >/dev/null 2>&1; \
+	grep -q '^actiond:x:[0-9]*:[0-9]*:[^:]*:/:/usr/sbin/nologin$$' $$tmp/sysroot/etc/passwd \
+	  && grep -q '^actiond:x:[0-9]*:$$' $$tmp/sysroot/etc/group \
+	  || { echo "test-units: systemd-sysusers did not create user and group actiond"; cat $$tmp/sysroot/etc/passwd $$tmp/sysroot/etc/group; exit 1; }; \
+	echo "test-units: systemd-sysusers creates the system user and group actiond"
