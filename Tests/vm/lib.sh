@@ -116,6 +116,11 @@ expect_no_line() {
 # timestamps (what the daemon sees too) wherever possible, and widen by SLACK_MS otherwise.
 SLACK_MS=${VM_SLACK_MS:-40}
 
+# expect_line_in_dir DIR NAME: DIR has an entry NAME (e.g. a udev tag index entry).
+expect_line_in_dir() {
+  [ -e "$1/$2" ] || fail "no $2 in $1 (has: $(ls "$1" 2>/dev/null | tr '\n' ' '))"
+}
+
 # expect_between VALUE LOW HIGH WHAT: LOW <= VALUE <= HIGH (integers).
 expect_between() {
   [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4 = $1, expected $2..$3"

@@ -32,6 +32,12 @@ step "guest saw a ${seen} ms hold with $repeats autorepeats"
 expect_between "$seen" 650 900 "USB keyboard hold seen in the guest"
 [ "$repeats" -ge 5 ] || fail "expected the USB keyboard to autorepeat while held, saw $repeats repeats"
 
+# A media key, as a USB keyboard's spare key for actiond: qcode volumeup is KEY_VOLUMEUP.
+reader_start v "$node" --timeout 1s
+host press volumeup 100 >/dev/null
+reader_wait v
+expect_count v.log 'EV_KEY KEY_VOLUMEUP [01]$' 2
+
 reader_start r2 "$node" --timeout 10s
 host device_del kbd1
 reader_wait r2
