@@ -156,17 +156,17 @@ public final class ProcessRunner: ProcessRunning {
   // MARK: Watching
 
   private func watch(_ run: ActiveRun) throws {
-    run.stdoutWatch = try loop.register(fd: run.stdoutFD, interest: .readable) { [unowned self] _ in
-      self.drain(run, .stdout, untilDry: false)
+    run.stdoutWatch = try loop.register(fd: run.stdoutFD, interest: .readable) { [weak self] _ in
+      self?.drain(run, .stdout, untilDry: false)
     }
-    run.stderrWatch = try loop.register(fd: run.stderrFD, interest: .readable) { [unowned self] _ in
-      self.drain(run, .stderr, untilDry: false)
+    run.stderrWatch = try loop.register(fd: run.stderrFD, interest: .readable) { [weak self] _ in
+      self?.drain(run, .stderr, untilDry: false)
     }
-    run.pidWatch = try loop.register(fd: run.pidfd, interest: .readable) { [unowned self] _ in
-      self.reap(run)
+    run.pidWatch = try loop.register(fd: run.pidfd, interest: .readable) { [weak self] _ in
+      self?.reap(run)
     }
-    run.timeoutTimer = loop.schedule(at: run.started + run.request.timeout) { [unowned self] _ in
-      self.timeOut(run)
+    run.timeoutTimer = loop.schedule(at: run.started + run.request.timeout) { [weak self] _ in
+      self?.timeOut(run)
     }
   }
 
@@ -235,11 +235,11 @@ public final class ProcessRunner: ProcessRunning {
     if let timer = run.timeoutTimer { loop.cancel(timer) }
     run.timeoutTimer = nil
     _ = kill(-run.pid, SIGTERM)
-    run.graceTimer = loop.schedule(at: loop.now() + run.request.killGracePeriod) { [unowned self] _ in
+    run.graceTimer = loop.schedule(at: loop.now() + run.request.killGracePeriod) { [weak self] _ in
       run.graceTimer = nil
       _ = kill(-run.pid, SIGKILL)
       run.killed = true
-      self.finishIfDone(run)
+      self?.finishIfDone(run)
     }
   }
 
