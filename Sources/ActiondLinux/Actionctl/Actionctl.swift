@@ -35,6 +35,7 @@ public enum Actionctl {
       devices                              bound input devices
       watch [--button B]... [--kind K]... [--events E,E...]
                                            follow announcements
+      check-config [FILE]                  validate a configuration locally (no daemon needed)
       version                              daemon and client versions
 
     options:
@@ -237,10 +238,53 @@ public enum Actionctl {
       body = .ping
     case "watch":
       return try Watch(options: o, out: out, err: err).run()
+    case "check-config":
+      try expectCount(o, 0...1)
+      return checkConfig(o.arguments.first, json: o.json, out: out, err: err)
     default:
       throw UsageError("unknown command \"\(o.command)\"")
     }
     return try perform(try ControlClient(path: o.socket, timeout: o.timeout), body, o, out, err)
+  }
+
+  /// Validates a configuration with the daemon's own loader, printing every problem.
+  static func checkConfig(_ file: String?, json: Bool, out: Terminal, err: Terminal) -> ExitStatus {
+    do {
+      let config = try ConfigurationFiles.load(mainPath: file)
+      let summary =
+        "\(config.buttons.count) button(s), \(config.controls.count) control(s), \(config.assignments.count) assignment(s)"
+      if json {
+        out.line(
+          JSONEncoding.compact([
+            "valid": true, "buttons": .integer(Int64(config.buttons.count)),
+            "controls": .integer(Int64(config.controls.count)),
+            "assignments": .integer(Int64(config.assignments.count)),
+          ]))
+      } else {
+        out.line("\(file ?? "configuration") is valid: \(summary)")
+      }
+      return .ok
+    } catch let error as ConfigurationError {
+      if json {
+        let problems: [JSONValue] = error.problems.map { p in
+          var o = JSONObject()
+          o["file"] = .string(p.file)
+          if let line = p.line { o["line"] = .integer(Int64(line)) }
+          if let column = p.column { o["column"] = .integer(Int64(column)) }
+          if let path = p.path, !path.components.isEmpty { o["path"] = .string(path.description) }
+          o["message"] = .string(p.message)
+          return .object(o)
+        }
+        out.line(JSONEncoding.compact(["valid": false, "problems": .array(problems)]))
+      } else {
+        out.line(error.description)
+        err.line("actionctl: \(error.problems.count) problem(s) found")
+      }
+      return .failed
+    } catch {
+      err.line("actionctl: \(error)")
+      return .failed
+    }
   }
 
   static func perform(

@@ -11,8 +11,8 @@ public struct ServerConfiguration: Sendable {
   public var group: String?
   /// Members of this group (name or number) may send mutating requests.
   public var controlGroup: String?
-  /// These uids may send mutating requests (root always may).
-  public var controlUsers: [UInt32] = []
+  /// These users (names or uids) may send mutating requests (root always may).
+  public var controlUsers: [String] = []
   public var maxClients = 64
   public var maxLineLength = ProtocolVersion.maxLineLength
   /// Unsent bytes a client may have queued before it is dropped with `lagged`.
@@ -23,6 +23,16 @@ public struct ServerConfiguration: Sendable {
   public var socketActivation = true
 
   public init() {}
+
+  /// The configuration file's `socket` section.
+  public init(_ settings: SocketSettings) {
+    path = settings.path
+    mode = mode_t(settings.mode)
+    group = settings.group?.description
+    controlGroup = settings.controlGroup?.description
+    controlUsers = settings.controlUsers.map(\.description)
+    maxClients = settings.maxClients
+  }
 }
 
 /// Decides who may send mutating requests.
@@ -78,7 +88,7 @@ public final class ControlServer {
     self.handler = handler
     policy = AccessPolicy(
       controlGroup: try configuration.controlGroup.map(UnixSocket.groupID),
-      controlUsers: Set(configuration.controlUsers))
+      controlUsers: Set(try configuration.controlUsers.map(UnixSocket.userID)))
   }
 
   deinit {
@@ -497,6 +507,24 @@ private final class Connection {
 }
 
 extension UnixSocket {
+  /// Resolves a user given by name or by number.
+  public static func userID(_ nameOrNumber: String) throws -> UInt32 {
+    if let n = UInt32(nameOrNumber) { return n }
+    var pwd = passwd()
+    var result: UnsafeMutablePointer<passwd>? = nil
+    var buffer = [CChar](repeating: 0, count: 4096)
+    while true {
+      let rc = getpwnam_r(nameOrNumber, &pwd, &buffer, buffer.count, &result)
+      if rc == ERANGE && buffer.count < 1 << 20 {
+        buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        continue
+      }
+      if rc != 0 { throw SystemCallError("getpwnam \(nameOrNumber)", Errno(rc)) }
+      guard result != nil else { throw SocketError.unknownUser(nameOrNumber) }
+      return pwd.pw_uid
+    }
+  }
+
   static func groupName(_ gid: UInt32) -> String? {
     var group = Glibc.group()
     var result: UnsafeMutablePointer<Glibc.group>? = nil

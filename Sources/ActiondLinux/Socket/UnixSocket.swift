@@ -129,6 +129,7 @@ public enum SocketError: Error, CustomStringConvertible, Equatable {
   /// Empty, longer than `sun_path`, or containing a NUL byte.
   case invalidPath(String)
   case unknownGroup(String)
+  case unknownUser(String)
   /// Another process accepts connections on the path: probably a second daemon.
   case inUse(String)
   /// The path exists and is not a socket: refusing to delete someone else's file.
@@ -141,6 +142,7 @@ public enum SocketError: Error, CustomStringConvertible, Equatable {
     case .invalidPath(let p):
       return "socket path \(JSONEncoding.quoted(p)) is empty, longer than 107 bytes or contains a NUL byte"
     case .unknownGroup(let g): return "unknown group \(JSONEncoding.quoted(g))"
+    case .unknownUser(let u): return "unknown user \(JSONEncoding.quoted(u))"
     case .inUse(let p): return "\(p): another process is already listening on this socket (is actiond running?)"
     case .notASocket(let p): return "\(p) exists and is not a socket; refusing to remove it"
     case .badActivatedSocket(let fd, let reason): return "socket-activated fd \(fd): \(reason)"

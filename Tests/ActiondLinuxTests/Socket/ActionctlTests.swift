@@ -146,6 +146,32 @@ import Testing
     #expect(json.exitStatus == 4)
   }
 
+  @Test func checkConfigUsesTheDaemonsLoader() throws {
+    let h = try ServerHarness()
+    let good = try h.directory.write("good.json", "{ buttons: [ { name: 'action', key: 'KEY_PROG1' } ] }")
+    let ok = try run(h, ["check-config", good], socket: false)
+    #expect(ok.exitStatus == 0, "\(ok.errorOutput)")
+    #expect(ok.output == "\(good) is valid: 1 button(s), 0 control(s), 0 assignment(s)\n")
+
+    let bad = try h.directory.write(
+      "bad.json", "{\n  buttons: [ { name: 'action', key: 'KEY_NOPE' } ],\n  bogus: 1,\n}")
+    let problems = try run(h, ["check-config", bad], socket: false)
+    #expect(problems.exitStatus == 1)
+    #expect(problems.output.split(separator: "\n").count == 2)
+    #expect(problems.output.contains("\(bad):3: bogus: unknown key"))
+    #expect(problems.errorOutput == "actionctl: 2 problem(s) found\n")
+    let json = try run(h, ["--json", "check-config", bad], socket: false)
+    #expect(json.exitStatus == 1)
+    let parsed = try JSONParser.parse(String(json.output.dropLast())).root
+    #expect(parsed["valid"] == false)
+    #expect(parsed["problems"]?.arrayValue?.count == 2)
+    #expect(parsed["problems"]?.arrayValue?.last?["path"] == "bogus")
+
+    let missing = try run(h, ["check-config", h.directory.file("nope.json")], socket: false)
+    #expect(missing.exitStatus == 1)
+    #expect(missing.errorOutput.contains("ENOENT"))
+  }
+
   @Test func holdBarFillsTowardTheDeadline() {
     #expect(
       Watch.holdLine(button: "action", hint: "Hold to Start", start: 1000, deadline: 1600, now: 1000).0

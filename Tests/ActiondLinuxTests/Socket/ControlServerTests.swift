@@ -405,6 +405,9 @@ import Testing
     #expect(readFile(file) == "do not delete me")
     #expect(throws: SocketError.invalidPath("")) { try Listener.bind(path: "", mode: 0o600, group: nil) }
     #expect(throws: SocketError.unknownGroup("no-such-group-xyz")) { try UnixSocket.groupID("no-such-group-xyz") }
+    #expect(throws: SocketError.unknownUser("no-such-user-xyz")) { try UnixSocket.userID("no-such-user-xyz") }
+    #expect(try UnixSocket.userID("root") == 0 && UnixSocket.userID("1234") == 1234)
+    #expect(try UnixSocket.groupID("root") == 0)
   }
 
   @Test func adoptsOnlyListeningUnixStreamSockets() throws {
