@@ -88,7 +88,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ActiondLinuxTests",
-      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim"],
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CEvdev"],
       swiftSettings: strictSettings
     ),
   ]
