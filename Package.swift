@@ -67,6 +67,13 @@ let package = Package(
       dependencies: ["ActiondCore", "ActiondLinux"],
       swiftSettings: strictSettings
     ),
+    // Child-process fixtures for ActiondLinuxTests (e.g. a state writer killed at random
+    // points); not a product, never installed.
+    .executableTarget(
+      name: "actiond-test-helper",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "ActiondCoreTests",
       dependencies: ["ActiondCore"],

@@ -1,0 +1,103 @@
+/// One button the daemon listens to: an evdev key on whichever input device matches.
+///
+/// The match rule is a closure so the input layer does not depend on how the
+/// configuration expresses it (tags, properties, name globs, ...): the daemon passes
+/// `{ match.matches($0) }`.
+public struct ButtonBinding {
+  /// The button's name from the configuration (`action`), for logs and reports.
+  public var name: String
+  /// The evdev key code (`KEY_PROG1` = 148, `BTN_0` = 256, ...).
+  public var keyCode: UInt16
+  /// Whether the device carrying this button is grabbed exclusively (`EVIOCGRAB`).
+  ///
+  /// A grab hides *every* event of the device from everyone else: grabbing a whole
+  /// keyboard for one key blocks typing on it. Meant for dedicated buttons.
+  public var grab: Bool
+  /// Whether a device carries this button. Called with every event device udev knows.
+  public var matches: (InputDeviceInfo) -> Bool
+
+  public init(name: String, keyCode: UInt16, grab: Bool = false, matches: @escaping (InputDeviceInfo) -> Bool) {
+    self.name = name
+    self.keyCode = keyCode
+    self.grab = grab
+    self.matches = matches
+  }
+}
+
+/// Why a device stopped being read.
+public enum DeviceUnbindReason: Hashable, Sendable, CustomStringConvertible {
+  /// udev reported the device removed.
+  case removed
+  /// Reading failed: `ENODEV` when unplugged or revoked, another errno otherwise.
+  case readFailed(String)
+  /// It no longer carries any bound button (a `change` event or a new configuration).
+  case noLongerMatched
+  /// The input source shut down.
+  case shutdown
+
+  public var description: String {
+    switch self {
+    case .removed: "removed"
+    case .readFailed(let reason): "read failed: \(reason)"
+    case .noLongerMatched: "no longer matched by any button"
+    case .shutdown: "shutting down"
+    }
+  }
+}
+
+/// What the input layer reports. Button numbers are indices into the binding list
+/// last given to ``InputSource/start(_:)`` or ``InputSource/reconfigure(_:)``.
+public enum InputEvent {
+  /// A device was opened for (or changed its set of) bound buttons.
+  case deviceBound(InputDeviceInfo, buttons: [Int], grabbed: Bool, readOnly: Bool)
+  /// A device was closed; its buttons have already been reported ``lost(button:at:)``.
+  case deviceUnbound(InputDeviceInfo, reason: DeviceUnbindReason)
+  /// A button is now read from `device`; `isDown` is the key's state at that moment
+  /// (a key already down is not a press).
+  case appeared(button: Int, device: InputDeviceInfo, isDown: Bool, at: MonotonicInstant)
+  /// An EV_KEY event for the button: value 1 press, 0 release, 2 autorepeat, stamped
+  /// by the kernel on CLOCK_MONOTONIC.
+  case key(button: Int, value: Int32, at: MonotonicInstant)
+  /// The kernel dropped events (`SYN_DROPPED`); after resynchronising, the key is
+  /// `isDown`. Events lost in between are not guessed.
+  case resync(button: Int, isDown: Bool, at: MonotonicInstant)
+  /// The button's device went away or stopped matching: a hold in progress is cancelled.
+  case lost(button: Int, at: MonotonicInstant)
+  /// A device matches the button but does not have its key: the binding is refused
+  /// for that device (reported once per device).
+  case refused(button: Int, device: InputDeviceInfo, reason: String)
+  /// A further device matches a button that is already bound elsewhere; it is ignored
+  /// while the first one stays (reported once per device).
+  case ignoredExtraMatch(button: Int, device: InputDeviceInfo, boundTo: InputDeviceInfo)
+  /// A matching device could not be opened or grabbed (reported once until udev
+  /// reports a change of that device).
+  case deviceFailed(InputDeviceInfo, reason: String)
+  /// Device discovery had a problem (e.g. the udev monitor overflowed and devices
+  /// were enumerated again).
+  case discoveryProblem(String)
+}
+
+/// Where button events come from: real devices (`InputManager` in ActiondLinux) or a
+/// recording fake (``RecordingInputSource``) for engine and daemon tests.
+///
+/// All calls and events happen on the daemon's one loop thread.
+public protocol InputSource: AnyObject {
+  /// Receives every ``InputEvent``. Set before ``start(_:)``.
+  var onEvent: (InputEvent) -> Void { get set }
+  /// Discovers devices and binds the buttons that have one; the others wait quietly.
+  func start(_ bindings: [ButtonBinding]) throws
+  /// Replaces the binding list (configuration reload). Devices that stay bound stay
+  /// open; every bound button reports ``InputEvent/appeared(button:device:isDown:at:)``
+  /// again under its new index.
+  func reconfigure(_ bindings: [ButtonBinding])
+  /// Reads everything pending on the button's device now, delivering its events before
+  /// returning: a hold deadline calls this first, so a release stamped before the
+  /// deadline is seen even when it was not read yet.
+  func drain(button: Int)
+  /// Ungrabs and closes every device and stops following udev.
+  func shutdown()
+  /// Every event device currently known (bound or not), for `actionctl devices`.
+  var knownDevices: [InputDeviceInfo] { get }
+  /// The device a button is bound to, or nil while it waits for one.
+  func device(forButton button: Int) -> InputDeviceInfo?
+}

@@ -1,0 +1,201 @@
+/// What to run for an `exec` intent or value provider. Never through a shell: `argv` is
+/// passed to execve as is.
+public struct ProcessRequest: Sendable, Equatable {
+  /// Program and arguments. A program without a slash is looked up in the PATH of
+  /// `environment` (or a standard PATH when it has none).
+  public var argv: [String]
+  /// The complete environment of the command; nothing of the daemon's is inherited.
+  public var environment: [String: String]
+  /// Directory to run in; nil keeps the daemon's (`/` under systemd).
+  public var workingDirectory: String?
+  /// User name or numeric uid to run as (its primary group and supplementary groups
+  /// too); nil runs as the daemon's user.
+  public var user: String?
+  /// After this the whole process group gets SIGTERM.
+  public var timeout: TimeSpan
+  /// After the SIGTERM of a timeout, how long until SIGKILL.
+  public var killGracePeriod: TimeSpan
+  public var outputLimits: ProcessOutputLimits
+
+  public init(
+    argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil, user: String? = nil,
+    timeout: TimeSpan = .seconds(10), killGracePeriod: TimeSpan = .seconds(2),
+    outputLimits: ProcessOutputLimits = ProcessOutputLimits()
+  ) {
+    self.argv = argv
+    self.environment = environment
+    self.workingDirectory = workingDirectory
+    self.user = user
+    self.timeout = timeout
+    self.killGracePeriod = killGracePeriod
+    self.outputLimits = outputLimits
+  }
+}
+
+/// Bounds on what a command's output may cost the daemon. Output beyond them is still
+/// read (so the command never blocks on a full pipe) and discarded, and counted.
+public struct ProcessOutputLimits: Sendable, Equatable {
+  /// Longer lines are cut here and marked truncated.
+  public var maxLineBytes: Int
+  /// Lines forwarded per run (both streams together).
+  public var maxLines: Int
+  /// Bytes forwarded per run (both streams together).
+  public var maxBytes: Int
+
+  public init(maxLineBytes: Int = 4096, maxLines: Int = 200, maxBytes: Int = 64 * 1024) {
+    self.maxLineBytes = maxLineBytes
+    self.maxLines = maxLines
+    self.maxBytes = maxBytes
+  }
+}
+
+/// Which pipe a line came from.
+public enum ProcessOutputStream: String, Sendable, Equatable {
+  case stdout, stderr
+}
+
+/// One line of a command's output, without its newline.
+public struct ProcessOutputLine: Sendable, Equatable {
+  public var stream: ProcessOutputStream
+  public var text: String
+  /// The line was longer than ``ProcessOutputLimits/maxLineBytes`` and was cut.
+  public var truncated: Bool
+  public init(stream: ProcessOutputStream, text: String, truncated: Bool = false) {
+    self.stream = stream
+    self.text = text
+    self.truncated = truncated
+  }
+}
+
+/// Why a command could not be started: the step that failed and the errno.
+public struct SpawnFailure: Error, Sendable, Equatable, CustomStringConvertible {
+  /// "execve", "chdir", "setuid", "user", ...
+  public var step: String
+  /// The errno name ("ENOENT"), or "" when the failure is not a system call's.
+  public var errnoName: String
+  /// A human explanation ("No such file or directory").
+  public var message: String
+
+  public init(step: String, errnoName: String, message: String) {
+    self.step = step
+    self.errnoName = errnoName
+    self.message = message
+  }
+
+  public var description: String {
+    errnoName.isEmpty ? "\(step): \(message)" : "\(step): \(errnoName) (\(message))"
+  }
+}
+
+/// How a run ended.
+public enum ProcessOutcome: Sendable, Equatable, CustomStringConvertible {
+  /// Exited by itself with this status (0 = success).
+  case exited(Int32)
+  /// Killed by this signal (not by our timeout).
+  case signaled(Int32)
+  /// Ran past its timeout; its process group was terminated.
+  case timedOut
+  /// Never started.
+  case spawnFailed(SpawnFailure)
+
+  /// Exit status 0.
+  public var succeeded: Bool { self == .exited(0) }
+
+  public var description: String {
+    switch self {
+    case .exited(let code): "exit status \(code)"
+    case .signaled(let signal): "killed by signal \(signal)"
+    case .timedOut: "timed out"
+    case .spawnFailed(let failure): "could not start: \(failure)"
+    }
+  }
+}
+
+/// The result of one run.
+public struct ProcessResult: Sendable, Equatable {
+  public var outcome: ProcessOutcome
+  /// From spawn to the moment the result was known.
+  public var duration: TimeSpan
+  /// Lines handed to the output callback.
+  public var forwardedLines: Int
+  /// Lines dropped because the run's limits were reached.
+  public var discardedLines: Int
+  /// Bytes read but not forwarded (over the limits, or past a line's cut).
+  public var discardedBytes: Int
+
+  public init(
+    outcome: ProcessOutcome, duration: TimeSpan = .zero, forwardedLines: Int = 0, discardedLines: Int = 0,
+    discardedBytes: Int = 0
+  ) {
+    self.outcome = outcome
+    self.duration = duration
+    self.forwardedLines = forwardedLines
+    self.discardedLines = discardedLines
+    self.discardedBytes = discardedBytes
+  }
+}
+
+/// Identifies one run of a ``ProcessRunning``.
+public struct ProcessRunID: Hashable, Sendable {
+  public let rawValue: UInt64
+  public init(rawValue: UInt64) { self.rawValue = rawValue }
+}
+
+/// Runs commands asynchronously on the daemon's loop. Callbacks run on the loop thread,
+/// never from inside `run` itself (even a spawn failure is reported on a later turn).
+public protocol ProcessRunning: AnyObject {
+  /// Starts `request`; `output` gets each line (within the limits) while it runs,
+  /// `completion` gets the result exactly once.
+  @discardableResult
+  func run(
+    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    completion: @escaping (ProcessResult) -> Void
+  ) -> ProcessRunID
+}
+
+/// A ``ProcessRunning`` for tests: records requests; the test emits output and
+/// completes runs when it wants to.
+public final class RecordingProcessRunner: ProcessRunning {
+  public struct Run {
+    public let id: ProcessRunID
+    public let request: ProcessRequest
+    public let output: (ProcessOutputLine) -> Void
+    public let completion: (ProcessResult) -> Void
+    public internal(set) var completed: Bool
+  }
+
+  public private(set) var runs: [Run] = []
+  private var next: UInt64 = 1
+
+  public init() {}
+
+  /// Every request, in order.
+  public var requests: [ProcessRequest] { runs.map(\.request) }
+  /// Indexes of runs not completed yet.
+  public var pending: [Int] { runs.indices.filter { !runs[$0].completed } }
+
+  @discardableResult
+  public func run(
+    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    completion: @escaping (ProcessResult) -> Void
+  ) -> ProcessRunID {
+    let id = ProcessRunID(rawValue: next)
+    next += 1
+    runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
+    return id
+  }
+
+  /// Delivers an output line of run `index`.
+  public func emit(_ line: ProcessOutputLine, run index: Int) {
+    precondition(!runs[index].completed, "run \(index) already completed")
+    runs[index].output(line)
+  }
+
+  /// Completes run `index` (default: the oldest pending one) with `outcome`.
+  public func complete(_ index: Int? = nil, with outcome: ProcessOutcome, duration: TimeSpan = .zero) {
+    guard let index = index ?? pending.first else { preconditionFailure("no pending run") }
+    precondition(!runs[index].completed, "run \(index) already completed")
+    runs[index].completed = true
+    runs[index].completion(ProcessResult(outcome: outcome, duration: duration))
+  }
+}

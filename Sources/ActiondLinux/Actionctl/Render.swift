@@ -1,0 +1,124 @@
+import ActiondCore
+
+/// Human-readable text for replies and events (the default output of `actionctl`).
+enum Render {
+  /// "Running", "On", "unavailable", ...: the state a person cares about.
+  static func state(_ c: ControlSnapshot) -> String {
+    if !c.configured { return "not configured" }
+    if !c.available { return "unavailable" }
+    if c.performing { return "performing…" }
+    if let text = c.valueText { return text }
+    switch (c.type, c.value) {
+    case (.toggle, true?): return "On"
+    case (.toggle, false?): return "Off"
+    case (.toggle, nil): return "unknown"
+    case (.button, _): return "—"
+    }
+  }
+
+  static func configuration(_ o: JSONObject) -> String {
+    o.isEmpty
+      ? ""
+      : " " + o.map { "\($0.key)=\($0.value.stringValue ?? JSONEncoding.compact($0.value))" }.joined(separator: " ")
+  }
+
+  /// Left-aligned columns separated by two spaces.
+  static func table(_ rows: [[String]]) -> String {
+    guard let width = rows.map(\.count).max() else { return "" }
+    var widths = [Int](repeating: 0, count: width)
+    for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+    return rows.map { row in
+      var line = ""
+      for (i, cell) in row.enumerated() {
+        line += cell
+        if i < row.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
+      }
+      return line
+    }.joined(separator: "\n")
+  }
+
+  static func buttons(_ buttons: [ButtonStatus]) -> String {
+    guard !buttons.isEmpty else { return "no buttons configured" }
+    var rows = [["BUTTON", "KEY", "DEVICE", "CONTROL", "KIND", "STATE", "HINT"]]
+    for b in buttons {
+      let device = b.devices.isEmpty ? "(none)" : b.devices.joined(separator: ",")
+      if let c = b.control {
+        rows.append([b.name, b.key, device, c.displayName + configuration(c.configuration), c.kind, state(c), c.hint])
+      } else {
+        rows.append([b.name, b.key, device, "(unassigned)", "", "", ""])
+      }
+    }
+    return table(rows)
+  }
+
+  static func controls(_ controls: [ControlSnapshot]) -> String {
+    guard !controls.isEmpty else { return "no controls" }
+    var rows = [["KIND", "NAME", "TYPE", "STATE", "HINT"]]
+    for c in controls {
+      rows.append([c.kind, c.displayName + configuration(c.configuration), c.type.rawValue, state(c), c.hint])
+    }
+    return table(rows)
+  }
+
+  static func detail(_ c: ControlSnapshot) -> String {
+    var lines = ["\(c.displayName) (\(c.kind))", "  type: \(c.type.rawValue)", "  state: \(state(c))"]
+    if let v = c.value { lines.append("  value: \(v)") }
+    if !c.configuration.isEmpty { lines.append("  configuration:\(configuration(c.configuration))") }
+    if let s = c.symbol { lines.append("  symbol: \(s)") }
+    if let t = c.tint { lines.append("  tint: \(t)") }
+    lines.append("  hint: \(c.hint)")
+    if let r = c.reason { lines.append("  reason: \(r)") }
+    return lines.joined(separator: "\n")
+  }
+
+  static func reply(_ reply: Reply, hello: Hello) -> String {
+    switch reply.result {
+    case .buttons(let b): return buttons(b)
+    case .controls(let c): return reply.request == .get ? c.map(detail).joined(separator: "\n") : controls(c)
+    case .control(let c): return "\(c.displayName): \(state(c))"
+    case .button(let b):
+      guard let c = b.control else { return "\(b.name): (unassigned)" }
+      if reply.request == .press { return "\(b.name): \(c.hint)" }
+      return "\(b.name) → \(c.displayName)\(configuration(c.configuration)) (\(c.kind)): \(state(c)), \(c.hint)"
+    case .devices(let d):
+      guard !d.isEmpty else { return "no devices bound" }
+      var rows = [["DEVICE", "NAME", "ID", "BUTTONS", "GRABBED"]]
+      for x in d {
+        rows.append([x.devnode, x.name, x.id ?? "", x.buttons.joined(separator: ","), x.grabbed ? "yes" : "no"])
+      }
+      return table(rows)
+    case .subscribed: return "subscribed"
+    case .registered(let kinds): return "providing " + kinds.joined(separator: ", ")
+    case .version(let p, let d): return "actiond \(d) (protocol \(p)), actionctl \(ActiondVersion.string)"
+    case .empty: return "ok"
+    }
+  }
+
+  /// One plain line per event (the format off a terminal).
+  static func event(_ e: Event) -> String {
+    func on(_ button: String?) -> String { button.map { " \($0)" } ?? "" }
+    switch e {
+    case .pressed(let b, let k, let hint, _, let threshold):
+      return
+        "pressed \(b)\(k.map { " \($0)" } ?? ""): \(hint ?? "no control assigned") (hold \(threshold.milliseconds) ms)"
+    case .released(let b, _, let hint, _, _): return "released \(b): \(hint ?? "no control assigned")"
+    case .held(let b, let k, _): return "held \(b)\(k.map { " \($0)" } ?? "")"
+    case .performing(let k, let b, let source, _): return "performing \(k)\(on(b)) (\(source.rawValue))"
+    case .performed(let b, _, let c): return "performed \(c.kind)\(on(b)): \(c.displayName) \(state(c))"
+    case .failed(let k, let b, _, let error): return "failed \(k)\(on(b)): \(error.message) (\(error.code))"
+    case .busy(let k, let b, _): return "busy \(k)\(on(b)): still performing"
+    case .cancelled(let b, _, let reason): return "cancelled \(b): \(reason)"
+    case .state(let c, _): return "state \(c.kind): \(c.displayName) \(state(c))"
+    case .assigned(let b, let c):
+      return "assigned \(b): " + (c.map { "\($0.displayName) (\($0.kind))" } ?? "(unassigned)")
+    case .deviceAdded(let d): return "device-added \(d.devnode) \(d.name) [\(d.buttons.joined(separator: ","))]"
+    case .deviceRemoved(let d, let reason):
+      return "device-removed \(d.devnode) \(d.name)\(reason.map { ": \($0)" } ?? "")"
+    case .configReloaded(let applied, let problems):
+      return applied
+        ? "config-reloaded"
+        : "config-reloaded: rejected, keeping the previous configuration\n"
+          + problems.map { "  \($0)" }.joined(separator: "\n")
+    }
+  }
+}

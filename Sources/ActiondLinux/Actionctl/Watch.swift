@@ -1,0 +1,199 @@
+import ActiondCore
+import Glibc
+
+/// `actionctl watch`: follows announcements. On a terminal a held button shows its hint
+/// with a bar filling toward the hold threshold (redrawn by timer from the `pressed`
+/// event's deadline, not by polling), then the result: the Dynamic Island analogue.
+final class Watch {
+  let options: Actionctl.Options
+  let out: Terminal
+  let err: Terminal
+  private var loop: EventLoop!
+  private var client: ControlClient!
+  private var status: Actionctl.ExitStatus = .ok
+  /// The hold in progress, drawn as a bar: button, hint, start and deadline (µs, monotonic).
+  private var hold: (button: String, hint: String, start: Int64, deadline: Int64)?
+  private var redraw: TimerID?
+  /// The status line is on screen and must be cleared before other output.
+  private var lineOpen = false
+  static let frame = TimeSpan.milliseconds(33)
+  static let barWidth = 24
+
+  init(options: Actionctl.Options, out: Terminal, err: Terminal) {
+    self.options = options
+    self.out = out
+    self.err = err
+  }
+
+  func filter() throws -> SubscriptionFilter {
+    var filter = SubscriptionFilter()
+    var a = options.arguments[...]
+    while let flag = a.popFirst() {
+      guard let value = a.popFirst() else { throw Actionctl.UsageError("\(flag) needs a value") }
+      switch flag {
+      case "--button": filter.buttons = (filter.buttons ?? []).union([value])
+      case "--kind": filter.kinds = (filter.kinds ?? []).union([value])
+      case "--events":
+        var names = filter.events ?? []
+        for n in value.split(separator: ",") {
+          guard let e = EventName(rawValue: String(n)) else {
+            let known = EventName.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Actionctl.UsageError("unknown event \"\(n)\" (known: \(known))")
+          }
+          names.insert(e)
+        }
+        filter.events = names
+      default: throw Actionctl.UsageError("watch takes --button, --kind and --events, got \"\(flag)\"")
+      }
+    }
+    return filter
+  }
+
+  func run() throws -> Actionctl.ExitStatus {
+    let filter = try filter()
+    client = try ControlClient(path: options.socket, timeout: options.timeout)
+    let (message, line) = try client.request(.subscribe(filter), timeout: options.timeout)
+    if case .error(_, let e) = message {
+      if options.json { out.line(line) } else { err.line("actionctl: \(e.message) (\(e.code))") }
+      return .failed
+    }
+    loop = try EventLoop()
+    for signo in [SIGINT, SIGTERM, SIGHUP] {
+      try loop.onSignal(signo) { [unowned self] _ in
+        self.closeLine()
+        self.loop.stop()
+      }
+    }
+    _ = try loop.register(fd: client.fd, interest: .readable) { [unowned self] _ in self.readable() }
+    // Events that arrived together with the subscribe reply are already buffered.
+    drainBuffered()
+    try loop.run()
+    return status
+  }
+
+  private func readable() {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let result = buffer.withUnsafeMutableBytes { b in
+      Result { () throws(Errno) in try Syscall.read(client.fd, into: b) }
+    }
+    switch result {
+    case .success(.wouldBlock): return
+    case .success(.done(0)), .failure:
+      finish(.protocolError, "actionctl: the daemon closed the connection")
+    case .success(.done(let n)):
+      buffer.withUnsafeBytes { client.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+      drainBuffered()
+    }
+  }
+
+  private func drainBuffered() {
+    do {
+      while let (message, line) = try client.nextBuffered() {
+        switch message {
+        case .event(let e): show(e, line: line)
+        case .error(nil, let e): finish(.protocolError, "actionctl: \(e.message) (\(e.code))")
+        default: continue
+        }
+      }
+    } catch {
+      finish(.protocolError, "actionctl: \(error)")
+    }
+  }
+
+  private func finish(_ status: Actionctl.ExitStatus, _ message: String) {
+    closeLine()
+    err.line(message)
+    self.status = status
+    loop.stop()
+  }
+
+  private func show(_ e: Event, line: String) {
+    if options.json {
+      out.line(line)
+      return
+    }
+    guard out.isTTY else {
+      out.line(Render.event(e))
+      return
+    }
+    switch e {
+    case .pressed(let button, _, let hint, let time, let threshold):
+      hold = (button, hint ?? "No control assigned", time.microseconds, (time + threshold).microseconds)
+      drawBar()
+    case .held(let button, _, _) where hold?.button == button:
+      if let h = hold { hold = (h.button, h.hint, h.start, h.start) }  // full bar
+      drawBar()
+    case .released(let button, _, let hint, _, _):
+      if hold?.button == button { stopBar() }
+      printLine("\(button): \(hint ?? "No control assigned")")
+    case .performing(let kind, let button, _, _):
+      if let button, hold?.button == button {
+        stopBar()
+        status(line: "\(button): \(kind) …")
+      } else {
+        printLine(Render.event(e))
+      }
+    case .performed(let button, _, let c):
+      if hold?.button == button { stopBar() }
+      printLine("\(button.map { "\($0): " } ?? "")\(c.displayName) \(Render.state(c))")
+    case .failed(let kind, let button, _, let error):
+      if hold?.button == button { stopBar() }
+      printLine("\(button.map { "\($0): " } ?? "")\(kind) failed: \(error.message)")
+    case .cancelled(let button, _, _):
+      if hold?.button == button { stopBar() }
+      printLine(Render.event(e))
+    default:
+      printLine(Render.event(e))
+    }
+  }
+
+  /// The status line of a hold: hint and a bar filled by the elapsed fraction of the
+  /// threshold (times in µs on CLOCK_MONOTONIC, as in the `pressed` event).
+  static func holdLine(button: String, hint: String, start: Int64, deadline: Int64, now: Int64) -> (String, Double) {
+    let fraction = deadline <= start ? 1.0 : min(max(Double(now - start) / Double(deadline - start), 0), 1)
+    let filled = Int((fraction * Double(barWidth)).rounded(.down))
+    let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
+    return ("\(button): \(hint)  \(bar)", fraction)
+  }
+
+  private func drawBar() {
+    guard let h = hold else { return }
+    let (line, fraction) = Self.holdLine(
+      button: h.button, hint: h.hint, start: h.start, deadline: h.deadline, now: SystemClock().now().microseconds)
+    status(line: line)
+    if let redraw { loop.cancel(redraw) }
+    redraw = nil
+    if fraction < 1 {
+      let next = MonotonicInstant(
+        nanoseconds: min(SystemClock().now().nanoseconds + Self.frame.nanoseconds, h.deadline * 1_000))
+      redraw = loop.schedule(at: next) { [unowned self] _ in
+        self.redraw = nil
+        self.drawBar()
+      }
+    }
+  }
+
+  private func stopBar() {
+    hold = nil
+    if let redraw { loop.cancel(redraw) }
+    redraw = nil
+  }
+
+  /// Replaces the status line (no newline: it is redrawn in place).
+  private func status(line: String) {
+    out.write("\r\u{1B}[2K" + line)
+    lineOpen = true
+  }
+
+  /// Prints a finished line, replacing the status line.
+  private func printLine(_ text: String) {
+    out.write((lineOpen ? "\r\u{1B}[2K" : "") + text + "\n")
+    lineOpen = false
+    if hold != nil { drawBar() }
+  }
+
+  private func closeLine() {
+    if lineOpen { out.write("\n") }
+    lineOpen = false
+  }
+}

@@ -1,0 +1,411 @@
+import ActiondCore
+
+/// Binds buttons to input devices and turns their key events into ``InputEvent``s.
+///
+/// It enumerates the event devices at start and follows the udev monitor. Each
+/// device is opened only when some button matches it, and only once however many
+/// buttons it carries. A button is bound to one device at a time: further matching
+/// devices are reported and ignored while the first stays. A button without a device
+/// waits quietly and binds when one appears; an unplugged device's buttons are
+/// reported lost and rebind when it (or another match) comes back. A device is
+/// grabbed while any of its bound buttons asks for it.
+///
+/// Everything runs on the loop thread. Per key event nothing is allocated.
+public final class InputManager: InputSource {
+  public var onEvent: (InputEvent) -> Void = { _ in }
+
+  private let loop: any InputEventLoop
+  private let backend: any InputDeviceBackend
+  private var bindings: [ButtonBinding] = []
+  /// Per button, the syspath of the device it is bound to.
+  private var boundTo: [String?] = []
+  /// Every event device udev reported, in the order they were seen.
+  private var known: [InputDeviceInfo] = []
+  private var open: [String: OpenDevice] = [:]
+  private var monitor: (any InputDeviceMonitor)?
+  private var monitorWatch: ReadinessWatch?
+  /// Problems already reported, so a refusal is logged once, not at every udev event.
+  private var reported: Set<Report> = []
+  private var started = false
+
+  private final class OpenDevice {
+    var info: InputDeviceInfo
+    let handle: any InputDeviceHandle
+    var watch: ReadinessWatch?
+    /// The bound buttons' key codes: scanned linearly per event (a device carries
+    /// one or two buttons), so dispatch needs no dictionary or allocation.
+    var keys: [(code: UInt16, button: Int)] = []
+    var grabbed = false
+    var draining = false
+    /// The button set last announced with `deviceBound`; nil before the first.
+    var announced: (buttons: [Int], grabbed: Bool)?
+
+    init(info: InputDeviceInfo, handle: any InputDeviceHandle) {
+      self.info = info
+      self.handle = handle
+    }
+  }
+
+  private struct Report: Hashable {
+    enum Kind: Hashable { case refused, extraMatch, openFailed, grabFailed }
+    var kind: Kind
+    var syspath: String
+    var button: Int
+  }
+
+  /// An input manager reading devices from `backend`, watching fds on `loop`.
+  public init(loop: any InputEventLoop, backend: any InputDeviceBackend) {
+    self.loop = loop
+    self.backend = backend
+  }
+
+  public var knownDevices: [InputDeviceInfo] { known }
+
+  public func device(forButton button: Int) -> InputDeviceInfo? {
+    guard boundTo.indices.contains(button), let syspath = boundTo[button] else { return nil }
+    return open[syspath]?.info
+  }
+
+  /// The syspaths of the devices currently open, for diagnostics and tests.
+  public var openDevicePaths: [String] { open.keys.sorted() }
+
+  public func start(_ bindings: [ButtonBinding]) throws {
+    if started {
+      reconfigure(bindings)
+      return
+    }
+    // The monitor comes first: a device plugged during enumeration is then reported
+    // by it rather than falling between the two.
+    let monitor = try backend.makeMonitor()
+    let watch: ReadinessWatch
+    let devices: [InputDeviceInfo]
+    do {
+      watch = try loop.watchReadable(fd: monitor.fileDescriptor) { [unowned self] hangup in
+        self.monitorReadable(hangup: hangup)
+      }
+      do {
+        devices = try backend.enumerate()
+      } catch {
+        watch.cancel()
+        throw error
+      }
+    } catch {
+      monitor.close()
+      throw error
+    }
+    self.monitor = monitor
+    monitorWatch = watch
+    known = []
+    for device in devices { remember(device) }
+    self.bindings = bindings
+    boundTo = Array(repeating: nil, count: bindings.count)
+    started = true
+    reconcile()
+  }
+
+  public func reconfigure(_ bindings: [ButtonBinding]) {
+    guard started else {
+      self.bindings = bindings
+      boundTo = Array(repeating: nil, count: bindings.count)
+      return
+    }
+    self.bindings = bindings
+    boundTo = Array(repeating: nil, count: bindings.count)
+    for device in open.values { device.keys = [] }
+    // A reload is also how an administrator asks to retry: forget every report.
+    reported = []
+    reconcile()
+  }
+
+  public func drain(button: Int) {
+    guard boundTo.indices.contains(button), let syspath = boundTo[button], let device = open[syspath] else { return }
+    read(device, hangup: false)
+  }
+
+  public func shutdown() {
+    monitorWatch?.cancel()
+    monitorWatch = nil
+    monitor?.close()
+    monitor = nil
+    let devices = open.values.sorted { $0.info.syspath < $1.info.syspath }
+    open = [:]
+    boundTo = Array(repeating: nil, count: bindings.count)
+    started = false
+    var events: [InputEvent] = []
+    for device in devices {
+      device.watch?.cancel()
+      device.handle.close()
+      if device.announced != nil { events.append(.deviceUnbound(device.info, reason: .shutdown)) }
+    }
+    for event in events { onEvent(event) }
+  }
+
+  // MARK: - Discovery
+
+  private func remember(_ device: InputDeviceInfo) {
+    if let index = known.firstIndex(where: { $0.syspath == device.syspath }) {
+      known[index] = device
+    } else {
+      known.append(device)
+    }
+    open[device.syspath]?.info = device
+  }
+
+  private func monitorReadable(hangup: Bool) {
+    guard let monitor else { return }
+    var removed: [InputDeviceInfo] = []
+    let result = monitor.receive { change in
+      switch change.action {
+      case .add:
+        reported = reported.filter { $0.syspath != change.device.syspath }
+        remember(change.device)
+      case .change:
+        // Permissions or rules may have been fixed: let a failed open be retried.
+        reported = reported.filter {
+          $0.syspath != change.device.syspath || ($0.kind != .openFailed && $0.kind != .grabFailed)
+        }
+        remember(change.device)
+      case .remove:
+        known.removeAll { $0.syspath == change.device.syspath }
+        reported = reported.filter { $0.syspath != change.device.syspath }
+        removed.append(change.device)
+      }
+    }
+    for device in removed {
+      if let openDevice = open[device.syspath] { unbind(openDevice, reason: .removed) }
+    }
+    switch result {
+    case .drained where !hangup:
+      break
+    case .drained, .failed:
+      let why = if case .failed(let error) = result { "\(error)" } else { "hang-up" }
+      restartMonitor(after: "udev monitor failed (\(why))")
+    case .overflowed:
+      rediscover(after: "udev monitor overflowed")
+    }
+    reconcile()
+  }
+
+  /// Replaces a broken monitor and enumerates again, so hotplug keeps being followed.
+  private func restartMonitor(after problem: String) {
+    monitorWatch?.cancel()
+    monitorWatch = nil
+    monitor?.close()
+    monitor = nil
+    do {
+      let monitor = try backend.makeMonitor()
+      do {
+        monitorWatch = try loop.watchReadable(fd: monitor.fileDescriptor) { [unowned self] hangup in
+          self.monitorReadable(hangup: hangup)
+        }
+      } catch {
+        monitor.close()
+        throw error
+      }
+      self.monitor = monitor
+    } catch {
+      onEvent(.discoveryProblem("\(problem); hotplug is no longer followed: \(error)"))
+      return
+    }
+    rediscover(after: problem)
+  }
+
+  /// Enumerates again after events may have been lost, unbinding devices that went away.
+  private func rediscover(after problem: String) {
+    let devices: [InputDeviceInfo]
+    do {
+      devices = try backend.enumerate()
+    } catch {
+      onEvent(.discoveryProblem("\(problem); enumerating again failed: \(error)"))
+      return
+    }
+    onEvent(.discoveryProblem("\(problem); devices enumerated again"))
+    let present = Set(devices.map(\.syspath))
+    known.removeAll { !present.contains($0.syspath) }
+    for device in devices { remember(device) }
+    for device in open.values.sorted(by: { $0.info.syspath < $1.info.syspath })
+    where !present.contains(device.info.syspath) {
+      unbind(device, reason: .removed)
+    }
+  }
+
+  // MARK: - Binding
+
+  /// Brings bindings in line with the known devices: unbinds buttons whose device no
+  /// longer matches, binds waiting buttons, closes devices nobody needs, adjusts
+  /// grabs, then reports, in that order, losses and problems, bound devices and the
+  /// buttons' initial states.
+  private func reconcile() {
+    guard started else { return }
+    let now = loop.now()
+    var problems: [InputEvent] = []
+    var appeared: [Int] = []
+
+    for button in boundTo.indices {
+      guard let syspath = boundTo[button] else { continue }
+      if let device = open[syspath], bindings[button].matches(device.info) { continue }
+      boundTo[button] = nil
+      open[syspath]?.keys.removeAll { $0.button == button }
+      problems.append(.lost(button: button, at: now))
+    }
+
+    for button in bindings.indices where boundTo[button] == nil {
+      let binding = bindings[button]
+      // Devices already open first, so a reload keeps what it can.
+      let candidates = known.filter { binding.matches($0) && $0.devnode != nil }
+      for info in candidates.filter({ open[$0.syspath] != nil }) + candidates.filter({ open[$0.syspath] == nil }) {
+        let refusal = Report(kind: .refused, syspath: info.syspath, button: button)
+        if reported.contains(refusal) { continue }
+        guard let device = open[info.syspath] ?? openDevice(info, problems: &problems) else { continue }
+        guard device.handle.hasKey(binding.keyCode) else {
+          reported.insert(refusal)
+          let reason = "\(info.devnode ?? info.syspath) (\(info.name)) has no key with code \(binding.keyCode)"
+          problems.append(.refused(button: button, device: info, reason: reason))
+          continue
+        }
+        boundTo[button] = info.syspath
+        device.keys.append((binding.keyCode, button))
+        appeared.append(button)
+        break
+      }
+    }
+
+    for button in bindings.indices {
+      guard let syspath = boundTo[button], let boundInfo = open[syspath]?.info else { continue }
+      for info in known where info.syspath != syspath && info.devnode != nil && bindings[button].matches(info) {
+        let report = Report(kind: .extraMatch, syspath: info.syspath, button: button)
+        guard !reported.contains(report) else { continue }
+        reported.insert(report)
+        problems.append(.ignoredExtraMatch(button: button, device: info, boundTo: boundInfo))
+      }
+    }
+
+    var boundEvents: [InputEvent] = []
+    for device in open.values.sorted(by: { $0.info.syspath < $1.info.syspath }) {
+      if device.keys.isEmpty {
+        close(device)
+        if device.announced != nil {
+          problems.append(.deviceUnbound(device.info, reason: .noLongerMatched))
+        }
+        continue
+      }
+      let wantsGrab = device.keys.contains { bindings[$0.button].grab }
+      if wantsGrab != device.grabbed { setGrab(device, wantsGrab, problems: &problems) }
+      let buttons = device.keys.map(\.button).sorted()
+      if device.announced?.buttons != buttons || device.announced?.grabbed != device.grabbed {
+        device.announced = (buttons, device.grabbed)
+        boundEvents.append(
+          .deviceBound(device.info, buttons: buttons, grabbed: device.grabbed, readOnly: device.handle.isReadOnly))
+      }
+    }
+
+    var events = problems + boundEvents
+    for button in appeared {
+      guard let syspath = boundTo[button], let device = open[syspath] else { continue }
+      events.append(
+        .appeared(
+          button: button, device: device.info, isDown: device.handle.isKeyDown(bindings[button].keyCode), at: now))
+    }
+    for event in events { onEvent(event) }
+  }
+
+  private func openDevice(_ info: InputDeviceInfo, problems: inout [InputEvent]) -> OpenDevice? {
+    let failure = Report(kind: .openFailed, syspath: info.syspath, button: -1)
+    guard !reported.contains(failure) else { return nil }
+    let handle: any InputDeviceHandle
+    do {
+      handle = try backend.open(info)
+    } catch {
+      reported.insert(failure)
+      problems.append(.deviceFailed(info, reason: "cannot open: \(error)"))
+      return nil
+    }
+    let device = OpenDevice(info: info, handle: handle)
+    do {
+      device.watch = try loop.watchReadable(fd: handle.fileDescriptor) { [unowned self, unowned device] hangup in
+        self.read(device, hangup: hangup)
+      }
+    } catch {
+      handle.close()
+      reported.insert(failure)
+      problems.append(.deviceFailed(info, reason: "cannot watch its fd: \(error)"))
+      return nil
+    }
+    open[info.syspath] = device
+    return device
+  }
+
+  private func setGrab(_ device: OpenDevice, _ grab: Bool, problems: inout [InputEvent]) {
+    do {
+      if grab { try device.handle.grab() } else { try device.handle.ungrab() }
+      device.grabbed = grab
+      reported.remove(Report(kind: .grabFailed, syspath: device.info.syspath, button: -1))
+    } catch {
+      if !grab { device.grabbed = false }
+      let report = Report(kind: .grabFailed, syspath: device.info.syspath, button: -1)
+      guard !reported.contains(report) else { return }
+      reported.insert(report)
+      let what = grab ? "cannot grab (another program may hold it; events can be missed)" : "cannot ungrab"
+      problems.append(.deviceFailed(device.info, reason: "\(what): \(error)"))
+    }
+  }
+
+  private func close(_ device: OpenDevice) {
+    device.watch?.cancel()
+    device.watch = nil
+    device.handle.close()
+    if open[device.info.syspath] === device { open[device.info.syspath] = nil }
+  }
+
+  /// Closes a device that went away or failed: its buttons are lost, then it is unbound.
+  private func unbind(_ device: OpenDevice, reason: DeviceUnbindReason) {
+    guard open[device.info.syspath] === device else { return }
+    let now = loop.now()
+    let buttons = device.keys.map(\.button)
+    for button in buttons { boundTo[button] = nil }
+    device.keys = []
+    close(device)
+    var events: [InputEvent] = buttons.map { .lost(button: $0, at: now) }
+    if device.announced != nil { events.append(.deviceUnbound(device.info, reason: reason)) }
+    for event in events { onEvent(event) }
+  }
+
+  // MARK: - Reading
+
+  /// Delivers the device's pending events; a failed read or hang-up unbinds it and
+  /// forgets it until udev reports it again (so a broken device is not reopened in a loop).
+  private func read(_ device: OpenDevice, hangup: Bool) {
+    guard !device.draining, open[device.info.syspath] === device else { return }
+    device.draining = true
+    let result = device.handle.drain { event in
+      switch event {
+      case .key(let code, let value, let at):
+        for key in device.keys where key.code == code {
+          onEvent(.key(button: key.button, value: value, at: at))
+        }
+      case .resynced(let at):
+        for key in device.keys {
+          onEvent(.resync(button: key.button, isDown: device.handle.isKeyDown(key.code), at: at))
+        }
+      }
+    }
+    device.draining = false
+    guard open[device.info.syspath] === device else { return }  // closed by a handler meanwhile
+    let reason: DeviceUnbindReason
+    switch result {
+    case .lost(let error): reason = .readFailed("\(error)")
+    case .drained where hangup: reason = .readFailed("hang-up")
+    case .drained: return
+    }
+    known.removeAll { $0.syspath == device.info.syspath }
+    unbind(device, reason: reason)
+    reconcile()
+  }
+}
+
+extension InputManager {
+  /// An input manager on real devices: libudev discovery, libevdev reading.
+  public convenience init(loop: EventLoop) throws(Errno) {
+    self.init(loop: loop, backend: try LinuxInputBackend())
+  }
+}

@@ -1,0 +1,536 @@
+import ActiondCore
+import CActiondShim
+import Glibc
+
+/// How the socket server is set up; mirrors the configuration's `socket` section.
+public struct ServerConfiguration: Sendable {
+  public var path: String = "/run/actiond/actiond.sock"
+  /// File mode of a socket the daemon creates (not of an inherited one).
+  public var mode: mode_t = 0o660
+  /// Group (name or number) of the socket file; nil keeps the daemon's group.
+  public var group: String?
+  /// Members of this group (name or number) may send mutating requests.
+  public var controlGroup: String?
+  /// These users (names or uids) may send mutating requests (root always may).
+  public var controlUsers: [String] = []
+  public var maxClients = 64
+  public var maxLineLength = ProtocolVersion.maxLineLength
+  /// Unsent bytes a client may have queued before it is dropped with `lagged`.
+  public var outboundLimit = 1 << 20
+  /// How long a closing client (after `lagged` or `line-too-long`) gets to read its final error.
+  public var closeGrace: TimeSpan = .seconds(5)
+  /// Use a socket passed through LISTEN_FDS/LISTEN_PID when there is one.
+  public var socketActivation = true
+
+  public init() {}
+
+  /// The configuration file's `socket` section.
+  public init(_ settings: SocketSettings) {
+    path = settings.path
+    mode = mode_t(settings.mode)
+    group = settings.group?.description
+    controlGroup = settings.controlGroup?.description
+    controlUsers = settings.controlUsers.map(\.description)
+    maxClients = settings.maxClients
+  }
+}
+
+/// Decides who may send mutating requests.
+public struct AccessPolicy: Hashable, Sendable {
+  public var controlGroup: UInt32?
+  public var controlUsers: Set<UInt32>
+  public init(controlGroup: UInt32?, controlUsers: Set<UInt32>) {
+    self.controlGroup = controlGroup
+    self.controlUsers = controlUsers
+  }
+
+  public func allowsControl(_ peer: PeerCredentials) -> Bool {
+    if peer.uid == 0 || controlUsers.contains(peer.uid) { return true }
+    guard let controlGroup else { return false }
+    return peer.gid == controlGroup || peer.groups.contains(controlGroup)
+  }
+
+  /// "only root, group actiond and uids 1000, 1001 may act".
+  var rule: String {
+    var who = ["root"]
+    if let controlGroup { who.append("group \(UnixSocket.groupName(controlGroup) ?? String(controlGroup))") }
+    if !controlUsers.isEmpty { who.append("uids " + controlUsers.sorted().map(String.init).joined(separator: ", ")) }
+    return "only " + who.joined(separator: ", ") + " may act"
+  }
+}
+
+/// The daemon's socket server: newline-delimited JSON over a Unix stream socket.
+///
+/// Single-threaded on the ``EventLoop``; never blocks on a client. Per connection:
+/// a ``LineFramer``, a bounded queue of outbound lines written as the socket drains
+/// (EPOLLOUT), an optional subscription, and the credentials read at accept time.
+public final class ControlServer {
+  public let configuration: ServerConfiguration
+  public let policy: AccessPolicy
+  private let loop: EventLoop
+  private weak var handler: (any RequestHandler)?
+  /// Where the server writes what an operator should know (refused clients, drops).
+  public var log: (String) -> Void = { _ in }
+
+  private var listener: Listener?
+  private var listenerWatch: WatchID?
+  private var listenerPause: TimerID?
+  private var clients: [ClientID: Connection] = [:]
+  private var nextClient: UInt64 = 1
+  private var pendingProvider: [String: PendingProviderRequest] = [:]
+  private var nextProviderRequest: UInt64 = 1
+  private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+  /// Resolves the groups in `configuration`; `start()` opens the socket.
+  public init(configuration: ServerConfiguration, loop: EventLoop, handler: any RequestHandler) throws {
+    self.configuration = configuration
+    self.loop = loop
+    self.handler = handler
+    policy = AccessPolicy(
+      controlGroup: try configuration.controlGroup.map(UnixSocket.groupID),
+      controlUsers: Set(try configuration.controlUsers.map(UnixSocket.userID)))
+  }
+
+  deinit {
+    for c in clients.values { Syscall.close(c.fd) }
+    listener?.close()
+  }
+
+  /// Number of open connections.
+  public var clientCount: Int { clients.count }
+  /// Number of connections with an event subscription.
+  public var subscriberCount: Int { clients.values.count { $0.subscription != nil && !$0.closing } }
+  /// The socket path clients connect to (the configured one; also when inherited).
+  public var path: String { listener?.createdPath ?? configuration.path }
+  /// True when the socket was passed by systemd rather than created.
+  public private(set) var isSocketActivated = false
+
+  public func isConnected(_ id: ClientID) -> Bool { clients[id] != nil }
+
+  /// Opens the listening socket (inherited through socket activation when configured
+  /// and present, otherwise created at `configuration.path`) and starts accepting.
+  public func start() throws {
+    precondition(listener == nil, "ControlServer.start() called twice")
+    let l: Listener
+    let passed =
+      configuration.socketActivation ? SocketActivation.listenFDs(environment: ProcessEnvironment.current()) : []
+    if let first = passed.first {
+      // Children (intents) must not believe they were socket-activated.
+      for key in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(key) }
+      l = try Listener.adopt(fd: first)
+      isSocketActivated = true
+    } else {
+      l = try Listener.bind(
+        path: configuration.path, mode: configuration.mode, group: try configuration.group.map(UnixSocket.groupID))
+    }
+    listener = l
+    listenerWatch = try loop.register(fd: l.fd, interest: .readable) { [unowned self] _ in acceptClients() }
+  }
+
+  /// Closes every connection (pending provider requests complete with `.disconnected`)
+  /// and the listening socket, removing the socket file the server created.
+  public func stop() {
+    for id in Array(clients.keys).sorted(by: { $0.rawValue < $1.rawValue }) {
+      if let c = clients[id] {
+        enqueue(.error(id: nil, ProtocolError(.shuttingDown, "actiond is stopping")), to: c, force: true)
+        close(c)
+      }
+    }
+    if let listenerWatch { loop.unregister(listenerWatch) }
+    if let listenerPause { loop.cancel(listenerPause) }
+    listenerWatch = nil
+    listener?.close()
+    listener = nil
+  }
+
+  // MARK: Broadcasting and provider requests
+
+  /// Sends `event` to every subscriber whose filter matches. The line is encoded once
+  /// and shared by all queues. Never blocks: a subscriber that cannot keep up is dropped.
+  public func broadcast(_ event: Event) {
+    var line: [UInt8]? = nil
+    for c in Array(clients.values) where c.subscription?.matches(event) == true && !c.closing {
+      if line == nil { line = ServerMessage.event(event).line }
+      enqueue(line: line!, to: c)
+    }
+  }
+
+  /// Sends a `perform` or `value` request to a provider connection. `completion` runs
+  /// exactly once, on a later loop iteration or when the answer arrives, never inside this call.
+  public func sendProviderRequest(
+    to client: ClientID, _ body: ProviderRequest.Body, timeout: TimeSpan,
+    completion: @escaping (ProviderOutcome) -> Void
+  ) {
+    guard let c = clients[client], !c.closing else {
+      loop.schedule(at: loop.now()) { _ in completion(.disconnected) }
+      return
+    }
+    let id = "p\(nextProviderRequest)"
+    nextProviderRequest += 1
+    let timer = loop.schedule(at: loop.now() + timeout) { [weak self] _ in
+      guard let self, let pending = self.pendingProvider.removeValue(forKey: id) else { return }
+      pending.completion(.timedOut)
+    }
+    pendingProvider[id] = PendingProviderRequest(client: client, timer: timer, completion: completion)
+    enqueue(.providerRequest(ProviderRequest(id: id, body)), to: c)
+  }
+
+  // MARK: Accepting
+
+  private func acceptClients() {
+    guard let listener else { return }
+    // Bounded per wakeup so a connection storm cannot starve the buttons.
+    for _ in 0..<64 {
+      let result: IOResult<Int32>
+      do {
+        result = try Syscall.nonBlocking {
+          actiond_accept4(listener.fd, nil, nil, actiond_SOCK_CLOEXEC | actiond_SOCK_NONBLOCK)
+        }
+      } catch {
+        switch error.rawValue {
+        case ECONNABORTED, EPROTO: continue  // the peer gave up while queued
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+          log("accept: \(error); not accepting for 100 ms")
+          pauseListener()
+        default:
+          log("accept: \(error)")
+        }
+        return
+      }
+      guard case .done(let fd) = result else { return }
+      admit(fd)
+    }
+  }
+
+  /// Level-triggered accept would spin while out of descriptors: stop listening briefly.
+  private func pauseListener() {
+    guard let listenerWatch, listenerPause == nil else { return }
+    try? loop.setInterest(listenerWatch, [])
+    listenerPause = loop.schedule(at: loop.now() + .milliseconds(100)) { [weak self] _ in
+      guard let self, let w = self.listenerWatch else { return }
+      self.listenerPause = nil
+      try? self.loop.setInterest(w, .readable)
+    }
+  }
+
+  private func admit(_ fd: Int32) {
+    if clients.count >= configuration.maxClients {
+      // A fresh socket's send buffer always has room for one short line.
+      let line = ServerMessage.error(
+        id: nil, ProtocolError(.tooManyClients, "actiond serves at most \(configuration.maxClients) clients")
+      ).line
+      _ = line.withUnsafeBytes { try? UnixSocket.send(fd, $0) }
+      Syscall.close(fd)
+      log("refused a client: \(configuration.maxClients) clients connected")
+      return
+    }
+    let credentials: PeerCredentials
+    do { credentials = try UnixSocket.peerCredentials(fd) } catch {
+      log("SO_PEERCRED: \(error); closing the connection")
+      Syscall.close(fd)
+      return
+    }
+    let id = ClientID(rawValue: nextClient)
+    nextClient += 1
+    let info = ClientInfo(id: id, credentials: credentials, canControl: policy.allowsControl(credentials))
+    let c = Connection(fd: fd, info: info, maxLineLength: configuration.maxLineLength)
+    do {
+      c.watch = try loop.register(fd: fd, interest: .readable) { [unowned self, unowned c] events in
+        self.ready(c, events)
+      }
+    } catch {
+      log("\(error); closing the connection")
+      Syscall.close(fd)
+      return
+    }
+    clients[id] = c
+    let hello = Hello(
+      client: ClientAccess(uid: credentials.uid, gid: credentials.gid, pid: credentials.pid, control: info.canControl),
+      buttons: handler?.snapshot() ?? [])
+    enqueue(.hello(hello), to: c)
+  }
+
+  // MARK: Reading
+
+  private func ready(_ c: Connection, _ events: EventLoop.IOEvents) {
+    guard clients[c.info.id] === c else { return }
+    if events.contains(.writable) {
+      flush(c)
+      guard clients[c.info.id] === c else { return }
+    }
+    if !c.readClosed && !c.closing && (events.contains(.readable) || events.contains(.hangup)) {
+      readAvailable(c)
+      guard clients[c.info.id] === c else { return }
+    }
+    // A full hangup (EPOLLHUP) with nothing left to read: the peer is gone both ways.
+    if events.contains(.error) || (events.contains(.hangup) && (c.readClosed || c.closing)) {
+      close(c)
+    }
+  }
+
+  private func readAvailable(_ c: Connection) {
+    let result: IOResult<Int>
+    do {
+      result = try readBuffer.withUnsafeMutableBytes { buffer throws(Errno) in try Syscall.read(c.fd, into: buffer) }
+    } catch {
+      close(c)  // ECONNRESET and friends: the client vanished
+      return
+    }
+    switch result {
+    case .wouldBlock: return
+    case .done(0):
+      c.readClosed = true
+      updateInterest(c)
+      finishIfDone(c)
+    case .done(let n):
+      readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+      while clients[c.info.id] === c, !c.closing, let output = c.framer.next() {
+        switch output {
+        case .line(let line): process(line, from: c)
+        case .tooLong:
+          enqueue(
+            .error(
+              id: nil,
+              ProtocolError(.lineTooLong, "a line is longer than \(configuration.maxLineLength) bytes; closing")),
+            to: c, force: true)
+          beginClosing(c)
+        }
+      }
+    }
+  }
+
+  private func process(_ line: [UInt8], from c: Connection) {
+    let decoded = line.withUnsafeBufferPointer { ClientMessage.decode(line: $0) }
+    switch decoded {
+    case .failure(let f):
+      enqueue(.error(id: f.id, f.error), to: c)
+    case .success(.providerReply(let reply)):
+      guard let pending = pendingProvider[reply.id], pending.client == c.info.id else {
+        enqueue(
+          .error(id: .string(reply.id), ProtocolError(.unknownID, "no pending daemon request has id \"\(reply.id)\"")),
+          to: c)
+        return
+      }
+      pendingProvider[reply.id] = nil
+      loop.cancel(pending.timer)
+      switch reply.outcome {
+      case .success(let result): pending.completion(.replied(result))
+      case .failure(let error): pending.completion(.failed(error))
+      }
+    case .success(.request(let request)):
+      handle(request, from: c)
+    }
+  }
+
+  private func handle(_ request: Request, from c: Connection) {
+    if request.isMutating && !c.info.canControl {
+      let who = c.info.credentials.uid
+      enqueue(
+        .error(
+          id: request.id,
+          ProtocolError(.notPermitted, "uid \(who) may not send \"\(request.name.rawValue)\": \(policy.rule)")),
+        to: c)
+      return
+    }
+    func reply(_ result: ReplyResult) {
+      enqueue(.reply(Reply(id: request.id, request: request.name, result: result)), to: c)
+    }
+    switch request.body {
+    case .ping: reply(.empty)
+    case .version: reply(.version(protocolVersion: ProtocolVersion.current, daemonVersion: ActiondVersion.string))
+    case .subscribe(let filter):
+      c.subscription = filter
+      reply(.subscribed(filter))
+    case .unsubscribe:
+      c.subscription = nil
+      reply(.empty)
+    default:
+      guard let handler else {
+        enqueue(.error(id: request.id, ProtocolError(.shuttingDown, "actiond is stopping")), to: c)
+        return
+      }
+      c.pendingRequests += 1
+      handler.handle(request, from: c.info, reply: Responder(request: request, client: c.info, server: self))
+    }
+  }
+
+  /// Called by ``Responder`` once per request that reached the handler.
+  func finishRequest(for id: ClientID, with message: ServerMessage) {
+    guard let c = clients[id] else { return }  // the client vanished: drop the reply
+    c.pendingRequests -= 1
+    enqueue(message, to: c)
+    finishIfDone(c)
+  }
+
+  // MARK: Writing
+
+  private func enqueue(_ message: ServerMessage, to c: Connection, force: Bool = false) {
+    enqueue(line: message.line, to: c, force: force)
+  }
+
+  /// Queues a line and writes what the socket takes now. `force` bypasses the limit
+  /// (for the one final error of a closing connection).
+  private func enqueue(line: [UInt8], to c: Connection, force: Bool = false) {
+    guard clients[c.info.id] === c, !c.closing || force else { return }
+    // One line always fits an empty queue, so a large reply reaches a client that reads.
+    if !force && c.queuedBytes > 0 && c.queuedBytes + line.count > configuration.outboundLimit {
+      lag(c)
+      return
+    }
+    c.queue.append(line)
+    c.queuedBytes += line.count
+    if c.queue.count - c.head == 1 { flush(c) }
+  }
+
+  /// The client is not reading: drop what it has not started to receive, send `lagged`
+  /// and close once that is out (or after the grace period).
+  private func lag(_ c: Connection) {
+    log("\(c.info.id) (\(c.info.credentials)) is not reading; dropping it with \"lagged\"")
+    let keep = c.offset > 0 ? 1 : 0  // a partly written line must be finished to keep the framing
+    let dropped = c.queue[(c.head + keep)...].reduce(0) { $0 + $1.count }
+    c.queue.removeSubrange((c.head + keep)...)
+    c.queuedBytes -= dropped
+    enqueue(
+      .error(id: nil, ProtocolError(.lagged, "the outbound queue exceeded \(configuration.outboundLimit) bytes")),
+      to: c, force: true)
+    beginClosing(c)
+  }
+
+  private func beginClosing(_ c: Connection) {
+    guard clients[c.info.id] === c, !c.closing else { return }
+    c.closing = true
+    c.closeTimer = loop.schedule(at: loop.now() + configuration.closeGrace) { [weak self, weak c] _ in
+      guard let self, let c else { return }
+      c.closeTimer = nil
+      self.close(c)
+    }
+    updateInterest(c)
+    finishIfDone(c)
+  }
+
+  private func flush(_ c: Connection) {
+    while c.head < c.queue.count {
+      let result: IOResult<Int>
+      do {
+        result = try c.queue[c.head].withUnsafeBytes { bytes throws(Errno) in
+          try UnixSocket.send(c.fd, UnsafeRawBufferPointer(rebasing: bytes[c.offset...]))
+        }
+      } catch {
+        close(c)  // EPIPE/ECONNRESET: the reader is gone
+        return
+      }
+      guard case .done(let n) = result else { break }
+      c.offset += n
+      c.queuedBytes -= n
+      if c.offset == c.queue[c.head].count {
+        c.head += 1
+        c.offset = 0
+      }
+    }
+    if c.head == c.queue.count {
+      c.queue.removeAll(keepingCapacity: true)
+      c.head = 0
+    } else if c.head >= 64 && c.head * 2 >= c.queue.count {
+      c.queue.removeFirst(c.head)
+      c.head = 0
+    }
+    updateInterest(c)
+    finishIfDone(c)
+  }
+
+  private func updateInterest(_ c: Connection) {
+    guard let watch = c.watch, clients[c.info.id] === c else { return }
+    var interest: EventLoop.IOEvents = []
+    if !c.readClosed && !c.closing { interest.insert(.readable) }
+    if c.head < c.queue.count { interest.insert(.writable) }
+    do { try loop.setInterest(watch, interest) } catch {
+      log("\(c.info.id): \(error); closing the connection")
+      close(c)
+    }
+  }
+
+  /// Closes connections that have nothing more to do: a closing one whose final error
+  /// is out, or one whose peer stopped sending, got every reply and is not subscribed.
+  private func finishIfDone(_ c: Connection) {
+    guard clients[c.info.id] === c, c.head == c.queue.count else { return }
+    if c.closing || (c.readClosed && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
+  }
+
+  private func close(_ c: Connection) {
+    guard clients.removeValue(forKey: c.info.id) != nil else { return }
+    if let w = c.watch { loop.unregister(w) }
+    if let t = c.closeTimer { loop.cancel(t) }
+    c.watch = nil
+    Syscall.close(c.fd)
+    // Fail what the vanished provider still owed, then tell the engine.
+    let owed = pendingProvider.filter { $0.value.client == c.info.id }.sorted { $0.key < $1.key }
+    for (key, pending) in owed {
+      pendingProvider[key] = nil
+      loop.cancel(pending.timer)
+      pending.completion(.disconnected)
+    }
+    handler?.clientDisconnected(c.info)
+  }
+}
+
+private struct PendingProviderRequest {
+  var client: ClientID
+  var timer: TimerID
+  var completion: (ProviderOutcome) -> Void
+}
+
+/// One client connection's state; owned by the server's `clients` table.
+private final class Connection {
+  let fd: Int32
+  let info: ClientInfo
+  var watch: WatchID?
+  var framer: LineFramer
+  /// Outbound lines; `head` is the one being written, `offset` bytes of it are out.
+  var queue: [[UInt8]] = []
+  var head = 0
+  var offset = 0
+  var queuedBytes = 0
+  var subscription: SubscriptionFilter?
+  /// The peer shut down its sending side (EOF).
+  var readClosed = false
+  /// A final error is queued; the connection closes when it is out.
+  var closing = false
+  var closeTimer: TimerID?
+  /// Requests handed to the handler and not yet answered.
+  var pendingRequests = 0
+
+  init(fd: Int32, info: ClientInfo, maxLineLength: Int) {
+    self.fd = fd
+    self.info = info
+    framer = LineFramer(maxLineLength: maxLineLength)
+  }
+}
+
+extension UnixSocket {
+  /// Resolves a user given by name or by number.
+  public static func userID(_ nameOrNumber: String) throws -> UInt32 {
+    if let n = UInt32(nameOrNumber) { return n }
+    var pwd = passwd()
+    var result: UnsafeMutablePointer<passwd>? = nil
+    var buffer = [CChar](repeating: 0, count: 4096)
+    while true {
+      let rc = getpwnam_r(nameOrNumber, &pwd, &buffer, buffer.count, &result)
+      if rc == ERANGE && buffer.count < 1 << 20 {
+        buffer = [CChar](repeating: 0, count: buffer.count * 4)
+        continue
+      }
+      if rc != 0 { throw SystemCallError("getpwnam \(nameOrNumber)", Errno(rc)) }
+      guard result != nil else { throw SocketError.unknownUser(nameOrNumber) }
+      return pwd.pw_uid
+    }
+  }
+
+  static func groupName(_ gid: UInt32) -> String? {
+    var group = Glibc.group()
+    var result: UnsafeMutablePointer<Glibc.group>? = nil
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getgrgid_r(gid, &group, &buffer, buffer.count, &result) == 0, result != nil, let name = group.gr_name
+    else { return nil }
+    return String(cString: name)
+  }
+}

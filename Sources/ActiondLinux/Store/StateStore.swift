@@ -1,0 +1,182 @@
+import ActiondCore
+import Glibc
+
+/// Reads and writes the daemon's ``StateSnapshot`` under the state directory.
+///
+/// Saving is atomic and durable: the snapshot goes to `<file>.tmp` in the same
+/// directory, is fsync'ed, renamed over the file, and the directory is fsync'ed, so
+/// after a crash or power loss the file is either the previous snapshot or the new one,
+/// never a mix. Loading never crashes: a missing file is an empty state; a corrupt one
+/// (bad JSON, another format version, a wrong shape) is moved aside as
+/// `<file>.corrupt-<n>` and logged, and the daemon starts from its defaults. A file that
+/// exists but cannot be read (permissions, I/O error) is left alone, and saving is then
+/// refused so a valid state is never overwritten by defaults.
+///
+/// Blocking file I/O on the loop thread: the file is small (a few KiB) and written only
+/// when an assignment or a store-backed value changes.
+public final class StateStore {
+  /// What ``load()`` found.
+  public enum LoadOutcome: Equatable, Sendable {
+    /// A valid snapshot.
+    case loaded
+    /// No state file yet (first start).
+    case missing
+    /// The file was corrupt; it was moved to `movedTo` (nil if even that failed).
+    case corrupt(reason: String, movedTo: String?)
+    /// The file exists but could not be read; saving is disabled.
+    case unreadable(reason: String)
+  }
+
+  /// Larger files are not parsed (they cannot be ours): treated as corrupt.
+  public static let maxFileSize = 16 * 1024 * 1024
+
+  public let directory: String
+  public let path: String
+  private let logger: Logger?
+  private var savingDisabledReason: String?
+
+  /// A store for `directory/fileName`. Nothing is touched until ``load()`` or ``save(_:)``.
+  public init(directory: String, fileName: String = "state.json", logger: Logger? = nil) {
+    self.directory = directory
+    self.path = directory + "/" + fileName
+    self.logger = logger
+  }
+
+  /// Reads the snapshot; never throws. See ``LoadOutcome``.
+  public func load() -> (snapshot: StateSnapshot, outcome: LoadOutcome) {
+    let bytes: [UInt8]
+    switch readFile() {
+    case .success(nil):
+      savingDisabledReason = nil
+      logger?.info("No state file yet; starting from the configuration", event: "state-missing", ["path": path])
+      return (.empty, .missing)
+    case .success(let data?):
+      bytes = data
+    case .failure(let failure):
+      let reason = failure.message
+      savingDisabledReason = reason
+      logger?.error(
+        "State file cannot be read; not saving state until it can", event: "state-unreadable",
+        ["path": path, "reason": reason])
+      return (.empty, .unreadable(reason: reason))
+    }
+    savingDisabledReason = nil
+    let reason: String
+    if bytes.count > Self.maxFileSize {
+      reason = "file is larger than \(Self.maxFileSize) bytes"
+    } else if let text = String(validating: bytes, as: UTF8.self) {
+      do {
+        let snapshot = try StateSnapshot.decode(text)
+        logger?.debug("State loaded", event: "state-loaded", ["path": path])
+        return (snapshot, .loaded)
+      } catch {
+        reason = error.message
+      }
+    } else {
+      reason = "not valid UTF-8"
+    }
+    let movedTo = moveAside()
+    logger?.warning(
+      "State file is corrupt; kept aside, starting from the configuration", event: "state-corrupt",
+      ["path": path, "reason": reason, "moved-to": movedTo ?? "(could not be moved)"])
+    return (.empty, .corrupt(reason: reason, movedTo: movedTo))
+  }
+
+  /// Writes `snapshot` atomically and durably (creating the directory if needed).
+  public func save(_ snapshot: StateSnapshot) throws {
+    if let savingDisabledReason {
+      throw StateStoreError("not saving \(path): it could not be read at start (\(savingDisabledReason))")
+    }
+    try makeDirectory()
+    let temporary = path + ".tmp"
+    let fd: Int32
+    do { fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644) } catch {
+      throw SystemCallError("open \(temporary)", error)
+    }
+    do {
+      do { try Syscall.writeAll(fd, Array(snapshot.encoded().utf8)) } catch {
+        throw SystemCallError("write \(temporary)", error)
+      }
+      do { _ = try Syscall.retrying { fsync(fd) } } catch { throw SystemCallError("fsync \(temporary)", error) }
+    } catch {
+      Syscall.close(fd)
+      _ = unlink(temporary)
+      throw error
+    }
+    Syscall.close(fd)
+    do { _ = try Syscall.retrying { rename(temporary, path) } } catch {
+      _ = unlink(temporary)
+      throw SystemCallError("rename \(temporary) to \(path)", error)
+    }
+    try syncDirectory()
+  }
+
+  // MARK: Internals
+
+  /// The file's bytes, nil when it does not exist, or why it cannot be read.
+  private func readFile() -> Result<[UInt8]?, StateStoreError> {
+    let fd: Int32
+    do { fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW) } catch {
+      if error == .notFound { return .success(nil) }
+      return .failure(StateStoreError("open: \(error)"))
+    }
+    defer { Syscall.close(fd) }
+    var data: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let result: IOResult<Int>
+      do { result = try buffer.withUnsafeMutableBytes { try Syscall.read(fd, into: $0) } } catch {
+        return .failure(StateStoreError("read: \(error)"))
+      }
+      guard case .done(let n) = result, n > 0 else { break }
+      data += buffer[0..<n]
+      // Stop early: an oversized file is corrupt whatever the rest says.
+      if data.count > Self.maxFileSize { break }
+    }
+    return .success(data)
+  }
+
+  /// Renames the file to the first free `<file>.corrupt-<n>`.
+  private func moveAside() -> String? {
+    var info = stat()
+    for n in 1...10_000 {
+      let candidate = "\(path).corrupt-\(n)"
+      if lstat(candidate, &info) == 0 { continue }
+      guard rename(path, candidate) == 0 else {
+        logger?.error(
+          "Cannot move the corrupt state file aside", event: "state-corrupt-move-failed",
+          ["path": path, "reason": Errno.current.description])
+        return nil
+      }
+      try? syncDirectory()
+      return candidate
+    }
+    return nil
+  }
+
+  private func makeDirectory() throws {
+    var prefix = directory.hasPrefix("/") ? "" : "."
+    for component in directory.split(separator: "/") {
+      prefix += "/" + component
+      if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+        throw SystemCallError("mkdir \(prefix)", .current)
+      }
+    }
+  }
+
+  private func syncDirectory() throws {
+    let fd: Int32
+    do { fd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY) } catch {
+      throw SystemCallError("open \(directory)", error)
+    }
+    defer { Syscall.close(fd) }
+    do { _ = try Syscall.retrying { fsync(fd) } } catch { throw SystemCallError("fsync \(directory)", error) }
+  }
+}
+
+/// A state store refusal that is not a system call failure.
+public struct StateStoreError: Error, CustomStringConvertible, Sendable {
+  public var message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+}

@@ -1,0 +1,421 @@
+import ActiondCore
+import ActiondLinux
+import Glibc
+import Testing
+
+private let keyProg1: UInt16 = 148
+private let keyProg2: UInt16 = 149
+
+/// A manager on fakes, recording what it reports.
+private final class Harness {
+  let loop = FakeInputLoop()
+  let backend = FakeBackend()
+  let manager: InputManager
+  var events: [String] = []
+  var raw: [InputEvent] = []
+
+  init() {
+    manager = InputManager(loop: loop, backend: backend)
+    manager.onEvent = { [unowned self] event in
+      self.raw.append(event)
+      self.events.append(describe(event))
+    }
+  }
+
+  func take() -> [String] {
+    defer { events = [] }
+    return events
+  }
+
+  func udev(_ action: DeviceChangeAction, _ info: InputDeviceInfo, result: MonitorReadResult = .drained) {
+    backend.monitor.pending.append(DeviceChange(action: action, device: info))
+    backend.monitor.result = result
+    loop.fire(backend.monitor.fileDescriptor)
+  }
+}
+
+private func tagged(_ tag: String) -> (InputDeviceInfo) -> Bool { { $0.tags.contains(tag) } }
+private func named(_ name: String) -> (InputDeviceInfo) -> Bool { { $0.name == name } }
+private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds: ms * 1_000_000) }
+
+@Suite struct InputManagerTests {
+  @Test func aDeviceMatchedByTwoButtonsIsOpenedOnce() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3, tags: ["actiond"]), keys: [keyProg1, keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "action", keyCode: keyProg1, matches: tagged("actiond")),
+      ButtonBinding(name: "second", keyCode: keyProg2, matches: tagged("actiond")),
+    ])
+    #expect(h.backend.openCount(dev.syspath) == 1)
+    #expect(
+      h.take() == [
+        "bound /dev/input/event3 [0, 1]", "appeared 0 on /dev/input/event3 up @1000ms",
+        "appeared 1 on /dev/input/event3 up @1000ms",
+      ])
+    let fd = try #require(h.backend.handle(dev.syspath)).fileDescriptor
+    #expect(h.loop.watchedFDs == [fd, 500].sorted())
+    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: 1)?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: 2) == nil)
+  }
+
+  @Test func keyEventsAreRoutedByCodeWithKernelTimestamps() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2, 30])
+    try h.manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+    ])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [
+      .key(code: keyProg1, value: 1, at: at(5)), .key(code: 30, value: 1, at: at(6)),
+      .key(code: keyProg2, value: 0, at: at(7)), .key(code: keyProg1, value: 2, at: at(8)),
+    ]
+    h.loop.fire(handle.fileDescriptor)
+    #expect(h.take() == ["key 0=1 @5ms", "key 1=0 @7ms", "key 0=2 @8ms"])
+  }
+
+  @Test func aKeyAlreadyDownAppearsDown() throws {
+    let h = Harness()
+    h.backend.plug(eventDevice(3), keys: [keyProg1], down: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 down @1000ms"])
+  }
+
+  @Test func aDeviceWithoutTheKeyIsRefusedOnceAndClosed() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3, name: "AT keyboard"), keys: [30])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("AT keyboard"))])
+    #expect(h.take() == ["refused 0 on /dev/input/event3"])
+    guard case .refused(_, _, let reason) = h.raw.first else { Issue.record("no refusal"); return }
+    #expect(reason == "/dev/input/event3 (AT keyboard) has no key with code 148")
+    #expect(h.backend.handle(dev.syspath)?.isClosed == true)
+    #expect(h.manager.openDevicePaths.isEmpty)
+    #expect(h.loop.watchedFDs == [500])
+    h.udev(.change, dev)
+    #expect(h.take().isEmpty)
+    #expect(h.backend.openCount(dev.syspath) == 1)
+  }
+
+  @Test func aButtonWithoutDeviceWaitsQuietlyAndBindsWhenItAppears() throws {
+    let h = Harness()
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
+    #expect(h.take().isEmpty)
+    #expect(h.manager.device(forButton: 0) == nil)
+    h.backend.plug(eventDevice(4, name: "other"), keys: [keyProg1])
+    h.udev(.add, eventDevice(4, name: "other"))
+    #expect(h.take().isEmpty)
+    #expect(h.manager.openDevicePaths.isEmpty, "a device no button matches is never opened")
+    let dev = h.backend.plug(eventDevice(5, tags: ["actiond"]), keys: [keyProg1])
+    h.loop.clock = at(2000)
+    h.udev(.add, dev)
+    #expect(h.take() == ["bound /dev/input/event5 [0]", "appeared 0 on /dev/input/event5 up @2000ms"])
+    #expect(h.manager.knownDevices.map(\.syspath) == [eventDevice(4).syspath, dev.syspath])
+  }
+
+  @Test func unplugLosesTheButtonAndReplugRebindsIt() throws {
+    let h = Harness()
+    let first = h.backend.plug(eventDevice(3, tags: ["actiond"]), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(first.syspath))
+    h.loop.clock = at(3000)
+    h.backend.present = []
+    h.udev(.remove, InputDeviceInfo(syspath: first.syspath, devnode: first.devnode, name: ""))
+    #expect(h.take() == ["lost 0 @3000ms", "unbound /dev/input/event3 removed"])
+    #expect(handle.isClosed)
+    #expect(h.loop.watchedFDs == [500])
+    #expect(h.manager.knownDevices.isEmpty)
+    // The replugged device gets a new input number, hence a new syspath and node.
+    let again = h.backend.plug(eventDevice(7, tags: ["actiond"]), keys: [keyProg1])
+    h.udev(.add, again)
+    #expect(h.take() == ["bound /dev/input/event7 [0]", "appeared 0 on /dev/input/event7 up @3000ms"])
+  }
+
+  @Test func aReadFailureUnbindsAndForgetsTheDeviceUntilUdevReportsItAgain() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg1, value: 1, at: at(10))]
+    handle.failure = .noSuchDevice
+    h.loop.fire(handle.fileDescriptor, hangup: true)
+    #expect(
+      h.take() == ["key 0=1 @10ms", "lost 0 @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
+    #expect(handle.isClosed)
+    #expect(h.manager.knownDevices.isEmpty, "not reopened in a loop")
+    #expect(h.backend.openCount(dev.syspath) == 1)
+    h.udev(.change, dev)
+    #expect(h.backend.openCount(dev.syspath) == 2)
+    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+  }
+
+  @Test func aHangupWithNothingToReadStillUnbinds() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    _ = h.take()
+    h.loop.fire(try #require(h.backend.handle(dev.syspath)).fileDescriptor, hangup: true)
+    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 read failed: hang-up"])
+  }
+
+  @Test func aChangeEventReevaluatesMatching() throws {
+    let h = Harness()
+    let plain = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
+    #expect(h.take().isEmpty)
+    var tagged = plain
+    tagged.tags = ["actiond"]
+    h.udev(.change, tagged)
+    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+    #expect(h.manager.device(forButton: 0)?.tags == ["actiond"])
+    h.udev(.change, plain)
+    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 no longer matched by any button"])
+    #expect(h.backend.handle(plain.syspath)?.isClosed == true)
+  }
+
+  @Test func theDeviceIsGrabbedWhileAnyBoundButtonWantsIt() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, grab: false, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, grab: true, matches: named("test keys")),
+    ])
+    let handle = try #require(h.backend.handle(dev.syspath))
+    #expect(handle.isGrabbed)
+    #expect(h.take().first == "bound /dev/input/event3 [0, 1] grabbed")
+    h.manager.reconfigure([ButtonBinding(name: "a", keyCode: keyProg1, grab: false, matches: named("test keys"))])
+    #expect(!handle.isGrabbed)
+    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+    #expect(h.backend.openCount(dev.syspath) == 1, "a reload keeps bound devices open")
+  }
+
+  @Test func aReloadKeepsDevicesThatStayBoundAndClosesTheRest() throws {
+    let h = Harness()
+    let a = h.backend.plug(eventDevice(3, name: "pedal"), keys: [keyProg1])
+    let b = h.backend.plug(eventDevice(4, name: "board"), keys: [keyProg2], down: [keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "pedal", keyCode: keyProg1, matches: named("pedal")),
+      ButtonBinding(name: "board", keyCode: keyProg2, matches: named("board")),
+    ])
+    _ = h.take()
+    h.manager.reconfigure([ButtonBinding(name: "board", keyCode: keyProg2, matches: named("board"))])
+    #expect(
+      h.take() == [
+        "unbound /dev/input/event3 no longer matched by any button", "bound /dev/input/event4 [0]",
+        "appeared 0 on /dev/input/event4 down @1000ms",
+      ])
+    #expect(h.backend.handle(a.syspath)?.isClosed == true)
+    #expect(h.backend.handle(b.syspath)?.isClosed == false)
+    #expect(h.backend.openCount(b.syspath) == 1)
+    // Events now reach the new index.
+    let handle = try #require(h.backend.handle(b.syspath))
+    handle.pending = [.key(code: keyProg2, value: 0, at: at(20))]
+    h.loop.fire(handle.fileDescriptor)
+    #expect(h.take() == ["key 0=0 @20ms"])
+  }
+
+  @Test func aGrabFailureIsReportedOnceAndTheButtonStaysBound() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    h.backend.specs[dev.syspath]?.grabError = Errno(EBUSY)
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, grab: true, matches: named("test keys"))])
+    #expect(
+      h.take() == [
+        "failed /dev/input/event3: cannot grab (another program may hold it; events can be missed): \(Errno(EBUSY))",
+        "bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms",
+      ])
+    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
+    h.udev(.add, eventDevice(9, name: "unrelated"))
+    #expect(h.take().isEmpty, "not reported again at every udev event")
+    // Once the other program lets go, the next udev event takes the grab.
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.grabError = nil
+    h.udev(.add, eventDevice(10, name: "unrelated"))
+    #expect(handle.isGrabbed)
+    #expect(h.take() == ["bound /dev/input/event3 [0] grabbed"])
+  }
+
+  @Test func aReadOnlyDeviceIsReportedAsSuch() throws {
+    let h = Harness()
+    h.backend.plug(eventDevice(3), keys: [keyProg1], readOnly: true)
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    #expect(h.take().first == "bound /dev/input/event3 [0] read-only")
+  }
+
+  @Test func anOpenFailureIsReportedOnceAndRetriedAfterAChange() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    h.backend.specs[dev.syspath]?.openError = .permissionDenied
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    #expect(h.take() == ["failed /dev/input/event3: cannot open: \(Errno.permissionDenied)"])
+    h.udev(.add, eventDevice(9, name: "unrelated"))
+    #expect(h.take().isEmpty)
+    h.backend.specs[dev.syspath]?.openError = nil
+    h.udev(.change, dev)
+    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+  }
+
+  @Test func aFailedWatchClosesTheDeviceAndReportsIt() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([])
+    h.loop.failNextWatch = .invalidArgument
+    h.manager.reconfigure([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    #expect(h.take() == ["failed /dev/input/event3: cannot watch its fd: \(Errno.invalidArgument)"])
+    #expect(h.backend.handle(dev.syspath)?.isClosed == true)
+  }
+
+  @Test func droppedEventsResyncEveryButtonOfTheDevice() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+    ])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg1, value: 1, at: at(5)), .resynced(at: at(9))]
+    handle.downAfterResync = [keyProg2]
+    h.loop.fire(handle.fileDescriptor)
+    #expect(h.take() == ["key 0=1 @5ms", "resync 0 up @9ms", "resync 1 down @9ms"])
+  }
+
+  @Test func drainingAButtonDeliversItsPendingEventsBeforeReturning() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg1, value: 0, at: at(599))]
+    h.manager.drain(button: 0)
+    #expect(h.take() == ["key 0=0 @599ms"])
+    h.manager.drain(button: 1)  // no such button: nothing happens
+    h.manager.drain(button: -1)
+    #expect(handle.drainCount == 1)
+    handle.failure = .noSuchDevice
+    h.manager.drain(button: 0)
+    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
+    h.manager.drain(button: 0)  // unbound now
+    #expect(handle.drainCount == 2)
+  }
+
+  @Test func aSecondMatchingDeviceIsIgnoredUntilTheFirstGoes() throws {
+    let h = Harness()
+    let first = h.backend.plug(eventDevice(3, tags: ["actiond"]), keys: [keyProg1])
+    let second = h.backend.plug(eventDevice(4, tags: ["actiond"]), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
+    #expect(
+      h.take() == [
+        "extra 0 on /dev/input/event4 (bound to /dev/input/event3)", "bound /dev/input/event3 [0]",
+        "appeared 0 on /dev/input/event3 up @1000ms",
+      ])
+    #expect(h.backend.openCount(second.syspath) == 0)
+    h.udev(.remove, first)
+    #expect(
+      h.take() == [
+        "lost 0 @1000ms", "unbound /dev/input/event3 removed", "bound /dev/input/event4 [0]",
+        "appeared 0 on /dev/input/event4 up @1000ms",
+      ])
+  }
+
+  @Test func nodesWithoutDevnodeAreNeverOpened() throws {
+    let h = Harness()
+    h.backend.plug(
+      InputDeviceInfo(syspath: "/sys/devices/virtual/input/input3", devnode: nil, name: "test keys"), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    #expect(h.take().isEmpty)
+    #expect(h.backend.opened.isEmpty)
+  }
+
+  @Test func shutdownUngrabsAndClosesEverything() throws {
+    let h = Harness()
+    let a = h.backend.plug(eventDevice(3, name: "pedal"), keys: [keyProg1])
+    let b = h.backend.plug(eventDevice(4, name: "board"), keys: [keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "pedal", keyCode: keyProg1, grab: true, matches: named("pedal")),
+      ButtonBinding(name: "board", keyCode: keyProg2, matches: named("board")),
+    ])
+    _ = h.take()
+    let handleA = try #require(h.backend.handle(a.syspath))
+    #expect(handleA.isGrabbed)
+    h.manager.shutdown()
+    #expect(h.take() == ["unbound /dev/input/event3 shutting down", "unbound /dev/input/event4 shutting down"])
+    #expect(!handleA.isGrabbed && handleA.isClosed)
+    #expect(h.backend.handle(b.syspath)?.isClosed == true)
+    #expect(h.backend.monitor.isClosed)
+    #expect(h.loop.watchedFDs.isEmpty)
+    #expect(h.manager.device(forButton: 0) == nil)
+  }
+
+  @Test func aMonitorOverflowEnumeratesAgain() throws {
+    let h = Harness()
+    let a = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    _ = h.take()
+    // The removal of event3 and the arrival of event5 were in the lost messages.
+    h.backend.present = []
+    let b = h.backend.plug(eventDevice(5), keys: [keyProg1])
+    h.backend.monitor.result = .overflowed
+    h.loop.fire(h.backend.monitor.fileDescriptor)
+    #expect(
+      h.take() == [
+        "discovery: udev monitor overflowed; devices enumerated again", "lost 0 @1000ms",
+        "unbound /dev/input/event3 removed", "bound /dev/input/event5 [0]",
+        "appeared 0 on /dev/input/event5 up @1000ms",
+      ])
+    #expect(h.backend.handle(a.syspath)?.isClosed == true)
+    #expect(h.manager.knownDevices.map(\.syspath) == [b.syspath])
+  }
+
+  @Test func aFailedMonitorIsReplaced() throws {
+    let h = Harness()
+    try h.manager.start([])
+    let old = h.backend.monitor
+    old.result = .failed(Errno(EIO))
+    h.loop.fire(old.fileDescriptor)
+    #expect(old.isClosed)
+    #expect(h.backend.monitors.count == 2)
+    #expect(h.take() == ["discovery: udev monitor failed (\(Errno(EIO))); devices enumerated again"])
+    #expect(h.loop.watchedFDs == [500])
+    h.backend.monitorError = .permissionDenied
+    h.loop.fire(h.backend.monitor.fileDescriptor, hangup: true)
+    #expect(
+      h.take() == [
+        "discovery: udev monitor failed (hang-up); hotplug is no longer followed: \(Errno.permissionDenied)"
+      ])
+    #expect(h.loop.watchedFDs.isEmpty)
+  }
+
+  @Test func startFailuresLeaveNothingBehind() throws {
+    let h = Harness()
+    h.backend.enumerateError = .permissionDenied
+    #expect(throws: Errno.permissionDenied) { try h.manager.start([]) }
+    #expect(h.backend.monitor.isClosed)
+    #expect(h.loop.watchedFDs.isEmpty)
+    h.backend.monitorError = .notSupported
+    #expect(throws: Errno.notSupported) { try h.manager.start([]) }
+    h.backend.monitorError = nil
+    h.backend.enumerateError = nil
+    h.loop.failNextWatch = .invalidArgument
+    #expect(throws: Errno.invalidArgument) { try h.manager.start([]) }
+    #expect(h.backend.monitor.isClosed)
+    try h.manager.start([])
+    #expect(h.loop.watchedFDs == [500])
+  }
+
+  @Test func aHandlerMayShutDownWhileEventsAreBeingRead() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1])
+    try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg1, value: 1, at: at(1)), .key(code: keyProg1, value: 0, at: at(2))]
+    handle.afterEvent = { [unowned h] in h.manager.shutdown() }
+    h.loop.fire(handle.fileDescriptor)
+    #expect(h.take() == ["key 0=1 @1ms", "unbound /dev/input/event3 shutting down"])
+    #expect(handle.isClosed)
+  }
+}

@@ -1,0 +1,185 @@
+import ActiondCore
+import Glibc
+import Testing
+
+@testable import ActiondLinux
+
+/// `actionctl` run as a real process against a server with a fake handler.
+@Suite struct ActionctlTests {
+  private func run(_ h: ServerHarness, _ args: [String], socket: Bool = true) throws -> ChildProcess {
+    let child = try ChildProcess([try actionctlPath()] + (socket ? ["--socket", h.path] : []) + args)
+    try h.pump { child.poll() }
+    return child
+  }
+
+  @Test func statusAsTextAndAsJSON() throws {
+    let h = try ServerHarness()
+    let text = try run(h, ["status"])
+    #expect(text.exitStatus == 0, "\(text.errorOutput)")
+    let lines = text.output.split(separator: "\n").map(String.init)
+    #expect(lines.count == 2)
+    #expect(lines.first?.hasPrefix("BUTTON  KEY        DEVICE             CONTROL     KIND") == true)
+    #expect(lines.last == "action  KEY_PROG1  /dev/input/event3  Work Timer  org.example.timer  Stopped  Hold to Start")
+
+    let json = try run(h, ["--json", "status", "action"])
+    #expect(json.exitStatus == 0)
+    #expect(
+      try ServerMessage.decode(line: String(json.output.dropLast()))
+        == .reply(Reply(id: .integer(1), request: .status, result: .buttons([FakeHandler.button]))))
+    #expect(h.handler.requests.last?.0.body == .status(button: "action"))
+  }
+
+  @Test func requestsCarryTheirArguments() throws {
+    let h = try ServerHarness()
+    h.handler.performResult = FakeHandler.timer
+    #expect(
+      try run(h, ["assign", "action", "org.example.led", "led=user1", "level=5", "on=true", "text=\"5\""]).exitStatus
+        == 0)
+    #expect(
+      h.handler.requests.last?.0.body
+        == .assign(
+          button: "action", kind: "org.example.led",
+          configuration: ["led": "user1", "level": 5, "on": true, "text": "5"]))
+    #expect(try run(h, ["assign", "action", "org.example.led", #"{"led":"user2"}"#]).exitStatus == 0)
+    #expect(
+      h.handler.requests.last?.0.body
+        == .assign(button: "action", kind: "org.example.led", configuration: ["led": "user2"]))
+    let set = try run(h, ["set", "org.example.timer", "on"])
+    #expect(set.output == "Work Timer: Running\n")
+    #expect(h.handler.requests.last?.0.body == .set(kind: "org.example.timer", value: true, configuration: nil))
+    // A name that is a button performs its assigned control; anything else is a kind.
+    #expect(try run(h, ["perform", "action"]).output == "Work Timer: Stopped\n")
+    #expect(h.handler.requests.last?.0.body == .perform(.button("action")))
+    #expect(try run(h, ["perform", "org.example.timer"]).exitStatus == 0)
+    #expect(h.handler.requests.last?.0.body == .perform(.control(kind: "org.example.timer", configuration: nil)))
+    #expect(try run(h, ["perform", "--kind", "org.example.led", "led=user1"]).exitStatus == 0)
+    #expect(
+      h.handler.requests.last?.0.body == .perform(.control(kind: "org.example.led", configuration: ["led": "user1"])))
+    // Without a button, press uses the only one there is.
+    #expect(try run(h, ["press"]).output == "action: Hold to Start\n")
+    #expect(h.handler.requests.last?.0.body == .press(button: "action"))
+    #expect(try run(h, ["reload", "org.example.timer"]).exitStatus == 0)
+    #expect(h.handler.requests.last?.0.body == .reload(kind: "org.example.timer"))
+    let devices = try run(h, ["devices"])
+    #expect(devices.output.contains("/dev/input/event3  gpio-keys"))
+    let version = try run(h, ["version"])
+    #expect(version.output == "actiond \(ActiondVersion.string) (protocol 1), actionctl \(ActiondVersion.string)\n")
+  }
+
+  @Test func performWaitsForTheIntent() throws {
+    let h = try ServerHarness()
+    let child = try ChildProcess([try actionctlPath(), "--socket", h.path, "perform"])
+    try h.pump { h.handler.heldPerforms.count == 1 }
+    #expect(!child.poll())  // still waiting for the result
+    var running = FakeHandler.timer
+    running.value = true
+    running.valueText = "Running"
+    h.handler.heldPerforms[0].succeed(.control(running))
+    try h.pump { child.poll() }
+    #expect(child.exitStatus == 0)
+    #expect(child.output == "Work Timer: Running\n")
+  }
+
+  @Test func exitStatuses() throws {
+    let h = try ServerHarness()
+    let failed = try run(h, ["get", "org.example.nope"])
+    #expect(failed.exitStatus == 1)
+    #expect(failed.errorOutput == "actionctl: no control of kind \"org.example.nope\" (unknown-kind)\n")
+    let failedJSON = try run(h, ["--json", "get", "org.example.nope"])
+    #expect(failedJSON.exitStatus == 1)
+    #expect(failedJSON.output.hasPrefix(#"{"type":"error","id":1,"code":"unknown-kind""#))
+    for usage in [
+      ["frobnicate"], ["set", "k", "maybe"], ["get"], ["assign", "a", "k", "novalue"], ["--timeout", "soon", "list"],
+      [],
+    ] {
+      let child = try run(h, usage)
+      #expect(child.exitStatus == 2, "\(usage)")
+      #expect(child.errorOutput.contains("usage: actionctl"), "\(usage)")
+    }
+    let help = try run(h, ["--help"])
+    #expect(help.exitStatus == 0 && help.output.hasPrefix("usage: actionctl"))
+    let noDaemon = try run(h, ["--socket", h.directory.file("missing.sock"), "status"], socket: false)
+    #expect(noDaemon.exitStatus == 3)
+    #expect(noDaemon.errorOutput.contains("ENOENT"))
+  }
+
+  @Test func socketFromTheEnvironment() throws {
+    let h = try ServerHarness()
+    let child = try ChildProcess([try actionctlPath(), "list"], environment: ["ACTIOND_SOCKET": h.path])
+    try h.pump { child.poll() }
+    #expect(child.exitStatus == 0)
+    #expect(child.output.contains("org.example.timer  Work Timer  toggle  Stopped  Hold to Start"))
+  }
+
+  @Test func watchPrintsEventsUntilTheDaemonStops() throws {
+    let h = try ServerHarness()
+    let plain = try ChildProcess([try actionctlPath(), "--socket", h.path, "watch", "--button", "action"])
+    let json = try ChildProcess([try actionctlPath(), "--socket", h.path, "--json", "watch", "--events", "performed"])
+    try h.pump { h.server.subscriberCount == 2 }
+    var running = FakeHandler.timer
+    running.value = true
+    running.valueText = "Running"
+    let events: [Event] = [
+      .pressed(
+        button: "action", kind: "org.example.timer", hint: "Hold to Start", time: .zero, threshold: .milliseconds(600)),
+      .held(button: "action", kind: "org.example.timer", time: MonotonicInstant(nanoseconds: 600_000_000)),
+      .performed(button: "action", source: .button, control: running),
+      .pressed(button: "other", kind: nil, hint: nil, time: .zero, threshold: .milliseconds(600)),
+    ]
+    for e in events { h.server.broadcast(e) }
+    try h.pump {
+      _ = plain.poll(); _ = json.poll(); return plain.output.split(separator: "\n").count == 3 && !json.output.isEmpty
+    }
+    h.server.stop()
+    try h.pump { plain.poll() && json.poll() }
+    #expect(
+      plain.output
+        == """
+        pressed action org.example.timer: Hold to Start (hold 600 ms)
+        held action org.example.timer
+        performed org.example.timer action: Work Timer Running
+
+        """)
+    #expect(plain.exitStatus == 4)
+    #expect(plain.errorOutput == "actionctl: actiond is stopping (shutting-down)\n")
+    #expect(try ServerMessage.decode(line: String(json.output.dropLast())) == .event(events[2]))
+    #expect(json.exitStatus == 4)
+  }
+
+  @Test func checkConfigUsesTheDaemonsLoader() throws {
+    let h = try ServerHarness()
+    let good = try h.directory.write("good.json", "{ buttons: [ { name: 'action', key: 'KEY_PROG1' } ] }")
+    let ok = try run(h, ["check-config", good], socket: false)
+    #expect(ok.exitStatus == 0, "\(ok.errorOutput)")
+    #expect(ok.output == "\(good) is valid: 1 button(s), 0 control(s), 0 assignment(s)\n")
+
+    let bad = try h.directory.write(
+      "bad.json", "{\n  buttons: [ { name: 'action', key: 'KEY_NOPE' } ],\n  bogus: 1,\n}")
+    let problems = try run(h, ["check-config", bad], socket: false)
+    #expect(problems.exitStatus == 1)
+    #expect(problems.output.split(separator: "\n").count == 2)
+    #expect(problems.output.contains("\(bad):3: bogus: unknown key"))
+    #expect(problems.errorOutput == "actionctl: 2 problem(s) found\n")
+    let json = try run(h, ["--json", "check-config", bad], socket: false)
+    #expect(json.exitStatus == 1)
+    let parsed = try JSONParser.parse(String(json.output.dropLast())).root
+    #expect(parsed["valid"] == false)
+    #expect(parsed["problems"]?.arrayValue?.count == 2)
+    #expect(parsed["problems"]?.arrayValue?.last?["path"] == "bogus")
+
+    let missing = try run(h, ["check-config", h.directory.file("nope.json")], socket: false)
+    #expect(missing.exitStatus == 1)
+    #expect(missing.errorOutput.contains("ENOENT"))
+  }
+
+  @Test func holdBarFillsTowardTheDeadline() {
+    #expect(
+      Watch.holdLine(button: "action", hint: "Hold to Start", start: 1000, deadline: 1600, now: 1000).0
+        == "action: Hold to Start  " + String(repeating: "░", count: 24))
+    let half = Watch.holdLine(button: "action", hint: "Hold to Start", start: 1000, deadline: 1600, now: 1300)
+    #expect(half.1 == 0.5)
+    #expect(half.0.hasSuffix(String(repeating: "█", count: 12) + String(repeating: "░", count: 12)))
+    #expect(Watch.holdLine(button: "a", hint: "h", start: 1000, deadline: 1600, now: 9999).1 == 1)
+    #expect(Watch.holdLine(button: "a", hint: "h", start: 1000, deadline: 1000, now: 0).1 == 1)
+  }
+}

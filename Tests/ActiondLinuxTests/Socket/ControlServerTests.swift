@@ -1,0 +1,434 @@
+import ActiondCore
+import CActiondShim
+import Glibc
+import Testing
+
+@testable import ActiondLinux
+
+@Suite struct ControlServerTests {
+  @Test func helloThenRequestsWithEchoedIDs() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    guard case .hello(let hello)? = c.messages.first else {
+      Issue.record("no hello: \(c.lines)")
+      return
+    }
+    #expect(hello.protocolVersion == ProtocolVersion.current)
+    #expect(hello.daemonVersion == ActiondVersion.string)
+    #expect(hello.buttons == [FakeHandler.button])
+    #expect(hello.client.uid == getuid() && hello.client.pid == getpid() && hello.client.control)
+
+    c.send(#"{"id":1,"request":"ping"}"#)
+    c.send(#"{"type":"request","id":"two","request":"version"}"#)
+    c.send(#"{"id":3,"request":"status"}"#)
+    c.send(#"{"id":4,"request":"get","kind":"org.example.nope"}"#)
+    try h.pump([c]) { c.messages.count == 5 }
+    #expect(c.answer(.integer(1)) == .reply(Reply(id: .integer(1), request: .ping, result: .empty)))
+    #expect(
+      c.answer(.string("two"))
+        == .reply(
+          Reply(
+            id: .string("two"), request: .version,
+            result: .version(protocolVersion: 1, daemonVersion: ActiondVersion.string))))
+    #expect(
+      c.answer(.integer(3)) == .reply(Reply(id: .integer(3), request: .status, result: .buttons([FakeHandler.button]))))
+    #expect(
+      c.answer(.integer(4))
+        == .error(id: .integer(4), ProtocolError(.unknownKind, "no control of kind \"org.example.nope\"")))
+    #expect(c.lines[1] == #"{"type":"reply","id":1,"request":"ping","result":{}}"#)
+  }
+
+  @Test func malformedInputKeepsTheConnectionUsable() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    c.send(#"{"id":1,"request":"ping""#)  // truncated
+    c.send("not json at all")
+    c.send(#"{"id":2,"request":"get","kind":5}"#)
+    c.send(#"{"id":3,"request":"explode"}"#)
+    #expect(c.sendRaw([UInt8(ascii: "\""), 0xFF, UInt8(ascii: "\""), 10]) == 4)  // not UTF-8
+    c.send(#"{"id":4,"request":"ping"}"#)
+    try h.pump([c]) { c.answer(.integer(4)) != nil }
+    #expect(c.errors.map(\.code) == [.badJSON, .badJSON, .badRequest, .unknownRequest, .badJSON])
+    #expect(c.answer(.integer(2)) != nil && c.answer(.integer(3)) != nil)
+    #expect(c.answer(.integer(4)) == .reply(Reply(id: .integer(4), request: .ping, result: .empty)))
+    #expect(h.server.clientCount == 1 && !c.eof)
+  }
+
+  @Test func requestsSplitAcrossWritesAndManyPerWrite() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    let line = Array(#"{"id":1,"request":"ping"}"#.utf8) + [10]
+    for byte in line {
+      #expect(c.sendRaw([byte]) == 1)
+      try h.loop.runOnce(until: h.loop.now())
+    }
+    var many = ""
+    for i in 2...500 { many += #"{"id":\#(i),"request":"ping"}"# + "\n" }
+    #expect(c.sendRaw(Array(many.utf8)) == many.utf8.count)
+    try h.pump([c]) { c.messages.count == 501 }
+    #expect((1...500).allSatisfy { c.answer(.integer(Int64($0))) != nil })
+  }
+
+  @Test func oversizeLineIsAnErrorThenClose() throws {
+    let h = try ServerHarness()
+    let ok = try h.connect()
+    // Exactly at the limit: too big for nothing, just not JSON.
+    ok.send(String(repeating: "x", count: ProtocolVersion.maxLineLength))
+    ok.send(#"{"id":1,"request":"ping"}"#)
+    try h.pump([ok]) { ok.answer(.integer(1)) != nil }
+    #expect(ok.errors.map(\.code) == [.badJSON])
+
+    let c = try h.connect()
+    var sent = 0
+    let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 8192)
+    while sent <= ProtocolVersion.maxLineLength {
+      let n = c.sendRaw(chunk)
+      if n > 0 { sent += n }
+      try h.loop.runOnce(until: h.loop.now())
+    }
+    try h.pump([c]) { c.eof }
+    #expect(c.errors.map(\.code) == [.lineTooLong])
+    #expect(
+      c.messages.last == .error(id: nil, ProtocolError(.lineTooLong, "a line is longer than 65536 bytes; closing")))
+    #expect(h.server.clientCount == 1)  // only `ok` is left
+  }
+
+  @Test func tooManyClientsGetAnErrorAndAreClosed() throws {
+    let h = try ServerHarness { $0.maxClients = 2 }
+    let a = try h.connect()
+    let b = try h.connect()
+    let c = try h.connect()
+    try h.pump([a, b, c]) { c.eof }
+    #expect(c.messages == [.error(id: nil, ProtocolError(.tooManyClients, "actiond serves at most 2 clients"))])
+    #expect(h.server.clientCount == 2 && !a.eof && !b.eof)
+    // A freed slot is usable again.
+    Syscall.close(dup2(open("/dev/null", O_RDONLY), a.fd))  // replaces a's socket: the peer sees it close
+    try h.pump([b]) { h.server.clientCount == 1 }
+    let d = try h.connect()
+    guard case .hello? = d.messages.first else {
+      Issue.record("no hello after a slot was freed: \(d.lines)")
+      return
+    }
+  }
+
+  @Test func twoHundredConcurrentClients() throws {
+    let h = try ServerHarness { $0.maxClients = 250 }
+    var clients: [TestClient] = []
+    for _ in 0..<200 {
+      clients.append(try TestClient(path: h.path))
+      try h.loop.runOnce(until: h.loop.now())  // accept as we go: the backlog is finite
+    }
+    try h.pump(clients) { clients.allSatisfy { !$0.messages.isEmpty } }
+    #expect(h.server.clientCount == 200)
+    for (i, c) in clients.enumerated() { c.send(#"{"id":\#(i),"request":"status"}"#) }
+    try h.pump(clients) { clients.enumerated().allSatisfy { $0.element.answer(.integer(Int64($0.offset))) != nil } }
+    for (i, c) in clients.enumerated() {
+      #expect(
+        c.answer(.integer(Int64(i)))
+          == .reply(Reply(id: .integer(Int64(i)), request: .status, result: .buttons([FakeHandler.button]))))
+    }
+    for c in clients { c.send(#"{"request":"subscribe"}"#) }
+    try h.pump(clients) { clients.allSatisfy { $0.messages.count == 3 } }
+    h.server.broadcast(.held(button: "action", kind: "k", time: .zero))
+    try h.pump(clients) { clients.allSatisfy { $0.events.count == 1 } }
+    clients.removeAll()
+    try h.pump { h.server.clientCount == 0 }
+    #expect(h.handler.disconnected.count == 200)
+  }
+
+  @Test func subscriptionsFilterEventsPerClient() throws {
+    let h = try ServerHarness()
+    let all = try h.connect()
+    let onlyOther = try h.connect()
+    let none = try h.connect()
+    all.send(#"{"id":1,"request":"subscribe"}"#)
+    onlyOther.send(#"{"id":1,"request":"subscribe","buttons":["other"],"events":["pressed"]}"#)
+    try h.pump([all, onlyOther]) { all.answer(.integer(1)) != nil && onlyOther.answer(.integer(1)) != nil }
+    #expect(h.server.subscriberCount == 2)
+    #expect(
+      onlyOther.lines.last
+        == #"{"type":"reply","id":1,"request":"subscribe","result":{"events":["pressed"],"buttons":["other"]}}"#)
+    let pressed = Event.pressed(
+      button: "action", kind: "k", hint: "Hold to Start", time: .zero, threshold: .milliseconds(600))
+    let other = Event.pressed(
+      button: "other", kind: "k", hint: "Hold to Start", time: .zero, threshold: .milliseconds(600))
+    h.server.broadcast(pressed)
+    h.server.broadcast(.released(button: "other", kind: "k", hint: nil, time: .zero, duration: .zero))
+    h.server.broadcast(other)
+    try h.pump([all, onlyOther, none]) { all.events.count == 3 && onlyOther.events.count == 1 }
+    #expect(all.events.first == pressed)
+    #expect(onlyOther.events == [other])
+    #expect(none.events.isEmpty)
+    all.send(#"{"id":2,"request":"unsubscribe"}"#)
+    try h.pump([all]) { all.answer(.integer(2)) != nil }
+    h.server.broadcast(pressed)
+    all.send(#"{"id":3,"request":"ping"}"#)
+    try h.pump([all]) { all.answer(.integer(3)) != nil }
+    #expect(all.events.count == 3)
+  }
+
+  @Test func slowReaderIsDroppedWithLaggedWhileOthersContinue() throws {
+    let h = try ServerHarness { $0.outboundLimit = 16 * 1024 }
+    let slow = try h.connect()
+    let fast = try h.connect()
+    for c in [slow, fast] { c.send(#"{"id":1,"request":"subscribe"}"#) }
+    try h.pump([slow, fast]) { slow.answer(.integer(1)) != nil && fast.answer(.integer(1)) != nil }
+    // `slow` stops reading; the kernel buffer fills, then its queue, then it is dropped
+    // (the close-grace timer is the only timer the server schedules here).
+    var sent = 0
+    while h.loop.pendingTimerCount == 0 && sent < 100_000 {
+      h.server.broadcast(.state(control: FakeHandler.timer, buttons: ["action"]))
+      sent += 1
+      if sent % 100 == 0 { fast.readAvailable() }
+      try h.loop.runOnce(until: h.loop.now())
+    }
+    #expect(h.server.clientCount == 2)  // dropped but still delivering its final error
+    // Now it reads: everything it gets is whole lines, ending with `lagged` and EOF.
+    try h.pump([slow, fast]) { slow.eof }
+    #expect(slow.messages.last == .error(id: nil, ProtocolError(.lagged, "the outbound queue exceeded 16384 bytes")))
+    #expect(slow.events.count < sent)
+    try h.pump([fast]) { fast.events.count == sent }
+    #expect(h.server.clientCount == 1)
+    #expect(h.handler.disconnected.count == 1)
+  }
+
+  @Test func laggedClientThatNeverReadsIsClosedAfterTheGracePeriod() throws {
+    let h = try ServerHarness {
+      $0.outboundLimit = 4096
+      $0.closeGrace = .milliseconds(1)
+    }
+    let slow = try h.connect()
+    slow.send(#"{"request":"subscribe"}"#)
+    try h.pump { h.handler.requests.isEmpty && h.loop.pendingTimerCount == 0 && h.server.clientCount == 1 }
+    try h.loop.runOnce(until: h.loop.now() + .milliseconds(5))
+    var sent = 0
+    while h.loop.pendingTimerCount == 0 && sent < 100_000 {
+      h.server.broadcast(.held(button: "action", kind: "k", time: .zero))
+      sent += 1
+    }
+    try h.pump { h.server.clientCount == 0 }
+    #expect(h.handler.disconnected.count == 1)
+  }
+
+  @Test func asyncRepliesAndClientsVanishingMidRequest() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    c.send(#"{"id":1,"request":"perform","button":"action"}"#)
+    c.send(#"{"id":2,"request":"ping"}"#)
+    try h.pump([c]) { c.answer(.integer(2)) != nil && h.handler.heldPerforms.count == 1 }
+    #expect(c.answer(.integer(1)) == nil)  // still performing: later requests are not blocked
+    h.handler.heldPerforms[0].succeed(.control(FakeHandler.timer))
+    try h.pump([c]) { c.answer(.integer(1)) != nil }
+    #expect(
+      c.answer(.integer(1)) == .reply(Reply(id: .integer(1), request: .perform, result: .control(FakeHandler.timer))))
+
+    let gone = try h.connect()
+    gone.send(#"{"id":3,"request":"perform"}"#)
+    try h.pump([gone]) { h.handler.heldPerforms.count == 2 }
+    let responder = h.handler.heldPerforms[1]
+    #expect(responder.isClientConnected)
+    Syscall.close(dup2(open("/dev/null", O_RDONLY), gone.fd))
+    try h.pump { h.handler.disconnected.count == 1 }
+    #expect(!responder.isClientConnected)
+    responder.fail(ProtocolError(.failed, "nobody is listening"))  // harmless
+    c.send(#"{"id":4,"request":"ping"}"#)
+    try h.pump([c]) { c.answer(.integer(4)) != nil }
+    #expect(h.server.clientCount == 1)
+  }
+
+  @Test func halfClosedClientStillGetsItsReplies() throws {
+    let h = try ServerHarness()
+    h.handler.performResult = FakeHandler.timer
+    let c = try h.connect()
+    c.send(#"{"id":1,"request":"perform"}"#)
+    c.send(#"{"id":2,"request":"status"}"#)
+    shutdown(c.fd, Int32(SHUT_WR))
+    try h.pump([c]) { c.eof }
+    #expect(c.answer(.integer(1)) != nil && c.answer(.integer(2)) != nil)
+    #expect(h.server.clientCount == 0)
+  }
+
+  @Test func aDroppedResponderAnswersInternal() throws {
+    let h = try ServerHarness()
+    h.handler.dropRequests = [.list]
+    let c = try h.connect()
+    c.send(#"{"id":9,"request":"list"}"#)
+    try h.pump([c]) { c.answer(.integer(9)) != nil }
+    #expect(
+      c.answer(.integer(9))
+        == .error(id: .integer(9), ProtocolError(.internal, "the daemon dropped request \"list\" without an answer")))
+  }
+
+  @Test func providerRequestsRepliesTimeoutsAndDisconnect() throws {
+    let h = try ServerHarness()
+    let p = try h.connect()
+    p.send(#"{"id":1,"request":"register","kinds":["org.example.camera"]}"#)
+    try h.pump([p]) { p.answer(.integer(1)) != nil }
+    guard let provider = h.handler.providers["org.example.camera"] else {
+      Issue.record("not registered")
+      return
+    }
+    var outcomes: [String: ProviderOutcome] = [:]
+    h.server.sendProviderRequest(
+      to: provider, .value(kind: "org.example.camera", configuration: [:]), timeout: .seconds(60)
+    ) {
+      outcomes["value"] = $0
+    }
+    h.server.sendProviderRequest(
+      to: provider, .perform(kind: "org.example.camera", configuration: ["x": 1], value: true), timeout: .seconds(60)
+    ) { outcomes["perform"] = $0 }
+    try h.pump([p]) { p.messages.count == 4 }
+    guard case .providerRequest(let valueRequest) = p.messages[2],
+      case .providerRequest(let performRequest) = p.messages[3]
+    else {
+      Issue.record("no provider requests: \(p.lines)")
+      return
+    }
+    #expect(valueRequest.body == .value(kind: "org.example.camera", configuration: [:]))
+    #expect(performRequest.body == .perform(kind: "org.example.camera", configuration: ["x": 1], value: true))
+    p.send(#"{"type":"error","id":"\#(performRequest.id)","code":"failed","message":"lens cap on"}"#)
+    p.send(#"{"type":"reply","id":"\#(valueRequest.id)","result":{"value":true}}"#)
+    try h.pump([p]) { outcomes.count == 2 }
+    #expect(outcomes["value"] == .replied(["value": true]))
+    #expect(outcomes["perform"] == .failed(ProtocolError(.failed, "lens cap on")))
+
+    // A timeout, then the late answer is refused.
+    h.server.sendProviderRequest(to: provider, .value(kind: "org.example.camera", configuration: [:]), timeout: .zero) {
+      outcomes["late"] = $0
+    }
+    try h.pump([p]) { outcomes["late"] != nil && p.messages.count == 5 }
+    #expect(outcomes["late"] == .timedOut)
+    guard case .providerRequest(let late) = p.messages[4] else { return }
+    p.send(#"{"type":"reply","id":"\#(late.id)","result":{"value":false}}"#)
+    try h.pump([p]) { p.messages.count == 6 }
+    #expect(p.errors.last?.code == .unknownID)
+
+    // A request another client answers is not theirs to answer.
+    let intruder = try h.connect()
+    h.server.sendProviderRequest(
+      to: provider, .value(kind: "org.example.camera", configuration: [:]), timeout: .seconds(60)
+    ) {
+      outcomes["disconnect"] = $0
+    }
+    try h.pump([p]) { p.messages.count == 7 }
+    guard case .providerRequest(let pending) = p.messages[6] else { return }
+    intruder.send(#"{"type":"reply","id":"\#(pending.id)","result":{"value":true}}"#)
+    try h.pump([intruder]) { intruder.messages.count == 2 }
+    #expect(intruder.errors.map(\.code) == [.unknownID])
+    #expect(outcomes["disconnect"] == nil)
+
+    // The provider vanishes: its pending request completes, the handler hears of it.
+    Syscall.close(dup2(open("/dev/null", O_RDONLY), p.fd))
+    try h.pump { outcomes["disconnect"] != nil }
+    #expect(outcomes["disconnect"] == .disconnected)
+    #expect(h.handler.providers.isEmpty)
+    #expect(h.handler.disconnected.map(\.id) == [provider])
+
+    // To a client that is gone: `.disconnected`, never synchronously.
+    var gone: ProviderOutcome?
+    h.server.sendProviderRequest(to: provider, .value(kind: "k", configuration: [:]), timeout: .seconds(1)) {
+      gone = $0
+    }
+    #expect(gone == nil)
+    try h.pump { gone != nil }
+    #expect(gone == .disconnected)
+  }
+
+  @Test func deniedRequestsFromAnotherUidKeepTheConnectionOpen() throws {
+    let h = try ServerHarness { $0.mode = 0o666 }
+    let ctl = try actionctlPath()
+    // uid 65534 (nobody) with no groups: may read, may not act.
+    let base = [
+      "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ctl, "--socket", h.path, "--json",
+    ]
+    let status = try ChildProcess(base + ["status"])
+    try h.pump { status.poll() }
+    #expect(status.exitStatus == 0, "\(status.errorOutput)")
+    #expect(status.output.hasPrefix(#"{"type":"reply","id":1,"request":"status""#))
+    #expect(h.handler.requests.last?.1.credentials.uid == 65534)
+    #expect(h.handler.requests.last?.1.canControl == false)
+
+    let perform = try ChildProcess(base + ["perform", "--kind", "org.example.timer"])
+    try h.pump { perform.poll() }
+    #expect(perform.exitStatus == 1)
+    let line = perform.output.split(separator: "\n").first.map(String.init) ?? ""
+    guard case .error(_, let error) = try ServerMessage.decode(line: line) else {
+      Issue.record("expected an error line, got \(perform.output)")
+      return
+    }
+    #expect(error.code == .notPermitted)
+    #expect(error.message == #"uid 65534 may not send "perform": only root may act"#)
+    #expect(h.handler.requests.count == 1)  // the perform never reached the handler
+  }
+
+  @Test func accessPolicy() {
+    let policy = AccessPolicy(controlGroup: 990, controlUsers: [1000])
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 0, gid: 0, groups: [])))
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [])))
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 990, groups: [])))
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27, 990])))
+    #expect(!policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27])))
+    #expect(
+      !AccessPolicy(controlGroup: nil, controlUsers: []).allowsControl(
+        PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [5])))
+  }
+}
+
+@Suite struct ListenerTests {
+  @Test func socketFileModeAndGroup() throws {
+    let h = try ServerHarness {
+      $0.mode = 0o660
+      $0.group = "65534"
+    }
+    var st = stat()
+    #expect(lstat(h.path, &st) == 0)
+    #expect(st.st_mode & S_IFMT == S_IFSOCK)
+    #expect(st.st_mode & 0o7777 == 0o660)
+    #expect(st.st_gid == 65534)
+    h.server.stop()
+    #expect(lstat(h.path, &st) != 0 && errno == ENOENT)  // removed on stop
+  }
+
+  @Test func staleSocketIsReplacedLiveOneAndOtherFilesAreNot() throws {
+    let dir = try TemporaryDirectory("actiond-listener")
+    let path = dir.file("s.sock")
+    // A crashed daemon leaves its socket file behind.
+    let crashed = try UnixSocket.makeStreamSocket(nonBlocking: false)
+    #expect(UnixAddress(path)!.withSockaddr { bind(crashed, $0, $1) } == 0)
+    Syscall.close(crashed)
+    let live = try Listener.bind(path: path, mode: 0o600, group: nil)
+    #expect(throws: SocketError.inUse(path)) { try Listener.bind(path: path, mode: 0o600, group: nil) }
+    live.close()
+
+    let file = try dir.write("plain", "do not delete me")
+    #expect(throws: SocketError.notASocket(file)) { try Listener.bind(path: file, mode: 0o600, group: nil) }
+    #expect(readFile(file) == "do not delete me")
+    #expect(throws: SocketError.invalidPath("")) { try Listener.bind(path: "", mode: 0o600, group: nil) }
+    #expect(throws: SocketError.unknownGroup("no-such-group-xyz")) { try UnixSocket.groupID("no-such-group-xyz") }
+    #expect(throws: SocketError.unknownUser("no-such-user-xyz")) { try UnixSocket.userID("no-such-user-xyz") }
+    #expect(try UnixSocket.userID("root") == 0 && UnixSocket.userID("1234") == 1234)
+    #expect(try UnixSocket.groupID("root") == 0)
+  }
+
+  @Test func adoptsOnlyListeningUnixStreamSockets() throws {
+    let dir = try TemporaryDirectory("actiond-adopt")
+    let fd = try UnixSocket.makeStreamSocket(nonBlocking: false)
+    #expect(UnixAddress(dir.file("a.sock"))!.withSockaddr { bind(fd, $0, $1) } == 0)
+    #expect(throws: SocketError.self) { try Listener.adopt(fd: fd) }  // bound, not listening
+    #expect(listen(fd, 4) == 0)
+    let adopted = try Listener.adopt(fd: fd)
+    #expect(adopted.createdPath == nil)
+    #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
+    let pipe = try Syscall.pipe()
+    defer {
+      Syscall.close(pipe.read)
+      Syscall.close(pipe.write)
+    }
+    #expect(throws: SocketError.self) { try Listener.adopt(fd: pipe.read) }
+    // Adopted sockets are served like created ones.
+    let client = try UnixSocket.connect(to: dir.file("a.sock"))
+    Syscall.close(client)
+    adopted.close()
+    #expect(access(dir.file("a.sock"), F_OK) == 0)  // systemd's file stays
+  }
+}

@@ -1,0 +1,189 @@
+import ActiondCore
+import ActiondLinux
+import Glibc
+import Testing
+
+@Suite struct StateStoreTests {
+  let sample = StateSnapshot(
+    assignments: ["action": .init(kind: "org.example.timer", configuration: ["minutes": 25])],
+    values: ["org.example.timer": true])
+
+  @Test func missingThenSavedThenLoaded() throws {
+    let dir = try TemporaryDirectory()
+    let stateDir = dir.file("var/lib/actiond")  // created on first save
+    let sink = RecordingLogSink()
+    let store = StateStore(directory: stateDir, logger: Logger(minimumLevel: .debug, sink: sink))
+    let (first, outcome) = store.load()
+    #expect(first == .empty)
+    #expect(outcome == .missing)
+    try store.save(sample)
+    #expect(readFile(stateDir + "/state.json") == sample.encoded())
+    #expect(directoryListing(stateDir) == ["state.json"], "no temporary file left behind")
+    let (loaded, loadedOutcome) = StateStore(directory: stateDir).load()
+    #expect(loadedOutcome == .loaded)
+    #expect(loaded == sample)
+    var changed = sample
+    changed.values["org.example.timer"] = false
+    try store.save(changed)
+    #expect(StateStore(directory: stateDir).load().snapshot == changed)
+    #expect(sink.records(event: "state-missing").count == 1)
+  }
+
+  @Test(arguments: [
+    ("garbage {", "invalid JSON"),
+    ("", "invalid JSON"),
+    ("{\"version\": 7}", "$.version: format version 7"),
+    ("{\"version\": 1, \"values\": {\"x\": \"on\"}}", "$.values.x: expected boolean"),
+  ])
+  func corruptFilesAreKeptAsideAndLogged(content: String, reason: String) throws {
+    let dir = try TemporaryDirectory()
+    try dir.write("state.json", content)
+    let sink = RecordingLogSink()
+    let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
+    let (snapshot, outcome) = store.load()
+    #expect(snapshot == .empty)
+    guard case .corrupt(let message, let movedTo) = outcome else {
+      Issue.record("expected corrupt, got \(outcome)")
+      return
+    }
+    #expect(message.hasPrefix(reason))
+    #expect(movedTo == dir.file("state.json.corrupt-1"))
+    #expect(readFile(dir.file("state.json.corrupt-1")) == content, "the corrupt file is kept byte for byte")
+    #expect(dir.entries() == ["state.json.corrupt-1"])
+    let logged = try #require(sink.records(event: "state-corrupt").first)
+    #expect(logged.level == .warning)
+    #expect(logged[field: "moved-to"] == dir.file("state.json.corrupt-1"))
+    // The daemon keeps working: it saves its defaults, and the next corruption gets -2.
+    try store.save(sample)
+    try dir.write("state.json", "\u{0}\u{1}")
+    guard case .corrupt(_, let second) = store.load().outcome else {
+      Issue.record("expected the second file to be corrupt")
+      return
+    }
+    #expect(second == dir.file("state.json.corrupt-2"))
+    #expect(dir.entries() == ["state.json.corrupt-1", "state.json.corrupt-2"])
+  }
+
+  @Test func invalidUTF8IsCorrupt() throws {
+    let dir = try TemporaryDirectory()
+    let fd = try Syscall.open(dir.file("state.json"), O_WRONLY | O_CREAT, mode: 0o644)
+    try Syscall.writeAll(fd, [0x7B, 0xFF, 0xFE, 0x7D])
+    Syscall.close(fd)
+    #expect(
+      StateStore(directory: dir.path).load().outcome
+        == .corrupt(reason: "not valid UTF-8", movedTo: dir.file("state.json.corrupt-1")))
+  }
+
+  @Test func aStaleTemporaryFileFromACrashIsHarmless() throws {
+    let dir = try TemporaryDirectory()
+    let store = StateStore(directory: dir.path)
+    try store.save(sample)
+    try dir.write("state.json.tmp", "{\"version\": 1, \"val")  // a writer died mid-write
+    #expect(store.load().snapshot == sample)
+    try store.save(.empty)
+    #expect(dir.entries() == ["state.json"])
+    #expect(store.load().snapshot == .empty)
+  }
+
+  @Test func anUnreadableFileIsNeitherMovedNorOverwritten() throws {
+    let dir = try TemporaryDirectory()
+    #expect(mkdir(dir.file("state.json"), 0o755) == 0)  // read(2) fails with EISDIR
+    let sink = RecordingLogSink()
+    let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
+    let (snapshot, outcome) = store.load()
+    #expect(snapshot == .empty)
+    guard case .unreadable(let reason) = outcome else {
+      Issue.record("expected unreadable, got \(outcome)")
+      return
+    }
+    #expect(reason.contains("EISDIR"))
+    #expect(throws: StateStoreError.self) { try store.save(sample) }
+    #expect(dir.entries() == ["state.json"])
+    #expect(sink.records(event: "state-unreadable").first?.level == .error)
+  }
+
+  /// A writer saving snapshot after snapshot is SIGKILLed at random points, many times.
+  /// After every kill the file must load, and hold the last snapshot whose save returned
+  /// or the one being written (never older, never corrupt); the next writer continues
+  /// from what was loaded.
+  @Test func crashSafetyUnderRandomSIGKILL() throws {
+    let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+    let dir = try TemporaryDirectory()
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    var next: Int64 = 0
+    var generator = SystemRandomNumberGenerator()
+    var progressed = 0
+    for round in 0..<40 {
+      var lastSaved: Int64?
+      var errors: [String] = []
+      var result: ProcessResult?
+      // Random kill point: SIGTERM (ignored by the helper) at a random time, SIGKILL a
+      // random moment later.
+      let request = ProcessRequest(
+        argv: [helper, "write-state", dir.path, String(next)],
+        timeout: .milliseconds(Int64.random(in: 30...250, using: &generator)),
+        killGracePeriod: .microseconds(Int64.random(in: 0...5000, using: &generator)),
+        outputLimits: ProcessOutputLimits(maxLineBytes: 64, maxLines: 10_000_000, maxBytes: 1 << 30))
+      runner.run(
+        request,
+        output: { line in
+          if line.stream == .stdout, let n = Int64(line.text) { lastSaved = n } else { errors.append(line.text) }
+        },
+        completion: { result = $0 })
+      for _ in 0..<100_000 where result == nil { try loop.runOnce(until: loop.now() + .seconds(30)) }
+      #expect(result?.outcome == .timedOut, "round \(round): \(String(describing: result))")
+      #expect(errors.isEmpty, "round \(round): \(errors)")
+      let (snapshot, outcome) = StateStore(directory: dir.path).load()
+      if next == 0 && lastSaved == nil && outcome == .missing { continue }  // killed before the first save
+      #expect(outcome == .loaded, "round \(round): \(outcome)")
+      let loaded = try #require(snapshot.assignments["action"]?.configuration["n"]?.integerValue)
+      let floor = lastSaved ?? (next - 1)
+      #expect(loaded == floor || loaded == floor + 1, "round \(round): loaded \(loaded), last saved \(floor)")
+      #expect(snapshot == helperSnapshot(loaded))
+      if loaded >= next { progressed += 1 }
+      next = loaded + 1
+    }
+    #expect(progressed > 0, "the writer completed saves in some rounds")
+    #expect(!directoryListing(dir.path).contains { $0.contains("corrupt") })
+  }
+}
+
+/// The snapshot the helper writes for `n` (mirrors Sources/actiond-test-helper).
+private func helperSnapshot(_ n: Int64) -> StateSnapshot {
+  StateSnapshot(
+    assignments: [
+      "action": .init(
+        kind: "org.example.counter",
+        configuration: ["n": .integer(n), "padding": .string(String(repeating: "x", count: Int(n % 7) * 1500))])
+    ],
+    values: ["org.example.timer": n % 2 == 0, "n-\(n % 5)": true])
+}
+
+/// `actiond-test-helper` in the build directory of the running test binary.
+func testHelperPath() -> String? {
+  var buffer = [CChar](repeating: 0, count: 4096)
+  let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+  guard n > 0 else { return nil }
+  let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  var directory = exe
+  // The test binary is .build/<config>/actiondPackageTests.xctest (a file on Linux).
+  while let slash = directory.lastIndex(of: "/") {
+    directory = String(directory[..<slash])
+    let candidate = directory + "/actiond-test-helper"
+    if access(candidate, X_OK) == 0 { return candidate }
+    if directory.isEmpty { break }
+  }
+  return nil
+}
+
+private func directoryListing(_ path: String) -> [String] {
+  guard let dir = opendir(path) else { return [] }
+  defer { closedir(dir) }
+  var names: [String] = []
+  while let entry = readdir(dir) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    if name != "." && name != ".." { names.append(name) }
+  }
+  return names.sorted()
+}
