@@ -109,6 +109,18 @@ expect_no_line() {
   fi
 }
 
+# SLACK_MS: how far a timing may stray because the host is busy. Under TCG the guest's clock
+# follows the host's, so when the host deschedules QEMU (other builds on a 2-core machine)
+# tens of milliseconds pass inside the guest between two instructions. On an idle host kernel
+# timestamps are within ~1 ms of the sender's clock; compare against the reader's kernel
+# timestamps (what the daemon sees too) wherever possible, and widen by SLACK_MS otherwise.
+SLACK_MS=${VM_SLACK_MS:-40}
+
+# expect_line_in_dir DIR NAME: DIR has an entry NAME (e.g. a udev tag index entry).
+expect_line_in_dir() {
+  [ -e "$1/$2" ] || fail "no $2 in $1 (has: $(ls "$1" 2>/dev/null | tr '\n' ' '))"
+}
+
 # expect_between VALUE LOW HIGH WHAT: LOW <= VALUE <= HIGH (integers).
 expect_between() {
   [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4 = $1, expected $2..$3"
@@ -133,6 +145,19 @@ hold_ms() {
   echo $(((_up - _down) / 1000))
 }
 
+# --- processes -----------------------------------------------------------------------------
+
+# spawn LOG COMMAND ARGS...: runs COMMAND in the background, stdout and stderr to LOG, and sets
+# SPAWN_PID. Use it for every background process: it closes the descriptors the library keeps
+# (3-6 hold device scripts open, 7 is the host channel), so a device's script ends when the
+# scenario closes it rather than when the last process that inherited it exits.
+spawn() {
+  _log=$1
+  shift
+  "$@" </dev/null >"$_log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
+  SPAWN_PID=$!
+}
+
 # --- devices -------------------------------------------------------------------------------
 
 # dev_start ID [create options...]: starts `actiond-testdev create` in the background with its
@@ -143,7 +168,7 @@ dev_start() {
   shift
   rm -f "$WORK/$_id.fifo"
   mkfifo "$WORK/$_id.fifo"
-  actiond-testdev create "$@" <"$WORK/$_id.fifo" >"$WORK/$_id.log" 2>&1 &
+  actiond-testdev create "$@" <"$WORK/$_id.fifo" >"$WORK/$_id.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
   eval "DEV_PID_$_id=\$!"
   # Holding the write end open keeps the tool alive between commands.
   eval "exec $(_dev_fd "$_id")>\"\$WORK/\$_id.fifo\""
@@ -185,8 +210,8 @@ _dev_fd() {
 reader_start() {
   _id=$1
   shift
-  actiond-testdev read "$@" >"$WORK/$_id.log" 2>&1 &
-  eval "READER_PID_$_id=\$!"
+  spawn "$WORK/$_id.log" actiond-testdev read "$@"
+  eval "READER_PID_$_id=\$SPAWN_PID"
   wait_for_line "$WORK/$_id.log" '^(opened|actiond-testdev:)' 10000
   expect_line "$WORK/$_id.log" '^opened '
 }
@@ -209,7 +234,8 @@ host() {
   echo "call $_call $*" >&7
   while IFS= read -r _reply <&7; do
     case $_reply in
-      "done $_call ok"*) echo "${_reply#"done $_call ok"}" | sed 's/^ //'; return 0 ;;
+      "done $_call ok") return 0 ;;
+      "done $_call ok "*) echo "${_reply#"done $_call ok "}"; return 0 ;;
       "done $_call error"*) fail "host $*: ${_reply#"done $_call error "}" ;;
       *) echo "host: ignoring '$_reply'" ;;
     esac

@@ -41,8 +41,9 @@ for applet in $("$busybox" --list-full); do
 done
 
 # --- Debian's udev ---------------------------------------------------------------------------
-# Everything but documentation; udevadm is multi-call and systemd-udevd links to it.
-(cd "$uroot" && tar --exclude=./usr/share/doc --exclude=./usr/share/man --exclude=./usr/share/bash-completion \
+# Everything but documentation and the hardware database sources (9 MB; without a compiled
+# hwdb.bin nothing reads them). udevadm is multi-call and systemd-udevd links to it.
+(cd "$uroot" && tar --exclude=./lib/udev/hwdb.d --exclude=./usr/lib/udev/hwdb.d --exclude=./usr/share/doc --exclude=./usr/share/man --exclude=./usr/share/bash-completion \
   --exclude=./usr/share/zsh --exclude=./usr/share/lintian -cf - .) | (cd "$root" && tar -xf -)
 udevadm=""
 for candidate in "$uroot/bin/udevadm" "$uroot/usr/bin/udevadm"; do
@@ -79,6 +80,8 @@ mkdir -p "$root/usr/local/bin"
 for bin in "${bins[@]}"; do
   [[ -x $bin ]] || die "binary $bin does not exist (build it first)"
   cp -L "$bin" "$root/usr/local/bin/"
+  # Debug builds carry DWARF that the guest never reads; it only slows unpacking at boot.
+  if command -v strip >/dev/null; then strip --strip-debug "$root/usr/local/bin/$(basename "$bin")"; fi
   copy_libraries "$bin"
 done
 
@@ -96,7 +99,11 @@ for m in "${modules[@]}"; do
     cp "$path" "$root/$rel"
   done <<<"$deps"
 done
-cp "$kroot/$mdir"/modules.{dep,dep.bin,alias,alias.bin,builtin,builtin.bin,order,symbols,symbols.bin} "$root/$mdir/" 2>/dev/null || true
+# modprobe needs the dependency index; udevd's kmod builtin looks modaliases up in the binary
+# indexes (finding modules that are not in the image, which it reports and ignores).
+for index in modules.dep modules.dep.bin modules.alias.bin modules.builtin modules.builtin.bin; do
+  cp "$kroot/$mdir/$index" "$root/$mdir/"
+done
 
 # --- udev rules, users ------------------------------------------------------------------------
 mkdir -p "$root/etc/udev/rules.d"

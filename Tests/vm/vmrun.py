@@ -138,7 +138,7 @@ def parse(serial_log):
             if marker:
                 kind, rest = marker.groups()
                 if kind == "boot":
-                    boot_time = float(rest)
+                    boot_time = float(rest.split()[0])
                 elif kind == "begin":
                     current = rest
                     sections[current] = []

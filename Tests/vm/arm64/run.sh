@@ -5,8 +5,8 @@
 # GPIO controller. This boots Debian's arm64 kernel (TCG) with an initramfs of
 # Debian's arm64 udev and busybox-static plus the shipped rule, and checks in
 # the guest (Tests/vm/arm64/init) that udev tags the button `actiond` (and
-# `systemd`, with SYSTEMD_WANTS and group/mode), leaves a keyboard alone until
-# a local rule marks it, then presses the button with QMP `system_powerdown`
+# `systemd`, with SYSTEMD_WANTS and group/mode), leaves a USB keyboard alone
+# until a local rule marks it as docs/keyboard-key.md says, then presses the button with QMP `system_powerdown`
 # and reads the key events from its event node.
 #
 # Usage: Tests/vm/arm64/run.sh [--keep]   (--keep: leave the work directory)
@@ -42,7 +42,7 @@ printf 'root:x:0:\ninput:x:101:\n' >"$root/etc/group"
 mdir=lib/modules/$kver
 mkdir -p "$root/$mdir"
 cp "$cache/kernel/root/$mdir"/modules.* "$root/$mdir/"
-for m in evdev gpio_keys virtio_pci virtio_input; do
+for m in evdev gpio_keys xhci_pci usbhid hid_generic; do
   modprobe -d "$cache/kernel/root" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | sort -u | while read -r ko; do
   rel=${ko#"$cache/kernel/root/"}
@@ -56,7 +56,7 @@ qmp=$work/qmp.sock
 start=$(date +%s)
 qemu-system-aarch64 -M virt -cpu cortex-a57 -accel tcg -m 512 -smp 1 \
   -nographic -monitor none -serial "file:$log" -nic none -no-reboot \
-  -qmp "unix:$qmp,server=on,wait=off" -device virtio-keyboard-pci \
+  -qmp "unix:$qmp,server=on,wait=off" -device qemu-xhci,id=xhci -device usb-kbd,bus=xhci.0 \
   -kernel "$cache/kernel/Image" -initrd "$work/initrd.gz" \
   -append "console=ttyAMA0 rdinit=/init panic=-1 quiet" </dev/null >"$work/qemu.log" 2>&1 &
 qemu_pid=$!

@@ -21,12 +21,14 @@ expect_count r.log 'EV_KEY KEY_PROG1 2$' 0
 sent=$(hold_ms a.log KEY_PROG1)
 seen=$(hold_ms r.log KEY_PROG1)
 step "hold sent ${sent} ms, seen by the reader ${seen} ms"
-expect_between "$sent" 700 720 "sent hold"
-expect_between "$seen" 695 725 "kernel-timestamped hold"
-# Each kernel timestamp is within 5 ms of the sender's CLOCK_MONOTONIC reading.
+# The sender sleeps to an absolute deadline 700 ms after its press; the kernel stamps each
+# event when it is written. Both agree to ~1 ms on an idle host (SLACK_MS allows for a busy one).
+expect_between "$sent" 700 $((700 + SLACK_MS)) "sent hold"
+expect_between "$seen" $((700 - SLACK_MS)) $((700 + SLACK_MS)) "kernel-timestamped hold"
 for v in 1 0; do
   d=$(($(key_time_us r.log KEY_PROG1 $v) - $(key_time_us a.log KEY_PROG1 $v)))
-  expect_between "$d" 0 5000 "kernel timestamp minus send time (value $v, us)"
+  step "kernel timestamp - send time (value $v): $d us"
+  expect_between "$d" 0 $((SLACK_MS * 1000)) "kernel timestamp minus send time (value $v, us)"
 done
 
 dev_stop a

@@ -1,0 +1,35 @@
+# A device with EV_REP (the usb-keyboard preset) is autorepeated by the input core while a key
+# is held (value 2 after REP_DELAY, then every REP_PERIOD), with delay and period as set
+# through uinput; the same hold on a device without EV_REP (gpio-keys) produces no repeats.
+# The daemon must therefore ignore value 2 rather than rely on devices never repeating.
+# timeout: 30
+. "$VM_LIB"
+
+dev_start a --preset usb-keyboard --rep-delay 250ms --rep-period 50ms
+reader_start r "$DEV_NODE" --timeout 1500ms
+dev_cmd a "press KEY_PROG1 700ms"
+reader_wait r
+repeats=$(count_lines r.log 'EV_KEY KEY_PROG1 2$')
+first=$(key_time_us r.log KEY_PROG1 2)
+down=$(key_time_us r.log KEY_PROG1 1)
+step "EV_REP device: $repeats repeats, first $(((first - down) / 1000)) ms after the press"
+# 250 ms delay, then every 50 ms until the release at 700 ms: 10 repeats (449 ms / 50 + 1).
+expect_between "$repeats" 8 10 "autorepeats during a 700 ms hold (delay 250, period 50)"
+expect_between $(((first - down) / 1000)) 250 $((250 + SLACK_MS)) "autorepeat delay"
+expect_count r.log 'EV_KEY KEY_PROG1 1$' 1
+expect_count r.log 'EV_KEY KEY_PROG1 0$' 1
+dev_stop a
+
+dev_start b --preset gpio-keys
+reader_start r2 "$DEV_NODE" --timeout 1500ms
+dev_cmd b "press KEY_PROG1 700ms"
+reader_wait r2
+expect_count r2.log 'EV_KEY KEY_PROG1 2$' 0
+expect_count r2.log 'EV_KEY KEY_PROG1 [01]$' 2
+
+# Injected repeats (as a driver with its own repeat would send) reach readers unchanged.
+reader_start r3 "$DEV_NODE" --timeout 1s
+dev_cmd b "down KEY_PROG1" "repeat KEY_PROG1 3 every 40ms" "up KEY_PROG1"
+reader_wait r3
+expect_count r3.log 'EV_KEY KEY_PROG1 2$' 3
+dev_stop b
