@@ -91,7 +91,7 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
 
   @Test func logLevels() throws {
     for level in LogLevel.allCases {
-      #expect(try load(#"{ logLevel: "\#(level.rawValue)" }"#).logLevel == level)
+      #expect(try load(#"{ logLevel: "\#(level.name)" }"#).logLevel == level)
     }
     #expect(
       check(#"{ logLevel: "warn" }"#) == [
