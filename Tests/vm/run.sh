@@ -40,13 +40,13 @@ if ((build)); then
   swift build --product actiond-testdev >&2
   # The daemon and its client go in too once they exist as products; scenarios that need
   # them skip without them.
-  for product in actiond actionctl; do
+  for product in actiond actionctl actiond-input-probe; do
     swift build --product "$product" >&2 || { echo "run.sh: building $product failed" >&2; exit 1; }
   done
 fi
 bin_dir=$(swift build --show-bin-path)
 bins=()
-for b in actiond-testdev actiond actionctl; do
+for b in actiond-testdev actiond actionctl actiond-input-probe; do
   [[ -x $bin_dir/$b ]] && bins+=(--bin "$bin_dir/$b")
 done
 
@@ -95,9 +95,11 @@ for ((b = 0; b < jobs; b++)); do
 done
 elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 total="$((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100))"
+count() { cat "$out"/batch*/report.txt | grep -c "^$1 " || true; }
+summary="$(count PASS) passed, $(count SKIP) skipped, $(count FAIL) failed of ${#scenarios[@]} in ${jobs} VM(s)"
 if ((status == 0)); then
-  echo "test-vm: all ${#scenarios[@]} scenarios passed in ${jobs} VM(s); total ${total} s (serial logs in .build/vm)"
+  echo "test-vm: ok: $summary; total ${total} s (serial logs in .build/vm)"
 else
-  echo "test-vm: FAILED; total ${total} s (serial logs in .build/vm)"
+  echo "test-vm: FAILED: $summary; total ${total} s (serial logs in .build/vm)"
 fi
 exit $status
