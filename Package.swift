@@ -82,7 +82,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ActiondLinuxTests",
-      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim"],
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CEvdev"],
       swiftSettings: strictSettings
     ),
   ]

@@ -272,9 +272,9 @@ public enum ConfigurationLoader {
         let candidates = KeyCodes.all.map(\.name)
         if let s = closestMatch(to: name, in: candidates) {
           message += " (did you mean \(s)?)"
-        } else if !name.hasPrefix("KEY_") && !name.hasPrefix("BTN_"),
-          let s = closestMatch(to: "KEY_" + name, in: candidates) ?? closestMatch(to: "BTN_" + name, in: candidates)
-        {
+        } else if let s = ["KEY_", "BTN_"].map({ $0 + name.uppercased() }).first(where: {
+          KeyCodes.code(named: $0) != nil
+        }) {
           message += " (did you mean \(s)?)"
         } else {
           message += "; names are those of linux/input-event-codes.h, such as KEY_PROG1 or BTN_0"

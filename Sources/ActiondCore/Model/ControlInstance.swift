@@ -65,7 +65,7 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// Builds an instance from a JSON `configuration` object (configuration file, socket request,
-  /// state store). Every problem is reported, keyed by parameter name.
+  /// state store). Every problem is reported, keyed by parameter name, in the object's order.
   public init(definition: ControlDefinition, configuration json: JSONObject) throws(ParameterProblems) {
     var typed: [String: ParameterValue] = [:]
     var problems: [ParameterProblem] = []
@@ -79,6 +79,10 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
       }
       guard let v = ParameterValue(json: value) else {
         problems.append(ParameterProblem(parameter: name, message: typeMessage(spec)))
+        continue
+      }
+      if let message = spec.check(v) {
+        problems.append(ParameterProblem(parameter: name, message: message))
         continue
       }
       typed[name] = v
@@ -243,31 +247,47 @@ extension ValueProviderSpec {
   }
 }
 
-/// The closest of `candidates` to `word` (case-insensitive equality, or an edit distance of
-/// at most 2 and less than half the word), for "did you mean" hints.
+/// The closest of `candidates` to `word`, for "did you mean" hints: equal ignoring case,
+/// else within a small edit distance (a third of the word's length, at least 1, at most 2; a swap of two
+/// neighbours counts as one edit), else the only candidate the word is a prefix of (`warn`).
 func closestMatch(to word: String, in candidates: [String]) -> String? {
-  let lw = word.lowercased()
-  if let exact = candidates.first(where: { $0.lowercased() == lw }) { return exact }
-  var best: (String, Int)?
+  let lw = Array(word.lowercased().utf8)
+  guard !lw.isEmpty else { return nil }
+  if let exact = candidates.first(where: { Array($0.lowercased().utf8) == lw }) { return exact }
+  let limit = min(2, max(1, lw.count / 3))
+  var best: (String, Int, Bool)?
   for c in candidates {
-    let d = editDistance(Array(lw.utf8), Array(c.lowercased().utf8))
-    if d <= 2 && d * 2 < max(lw.utf8.count, 2) && (best == nil || d < best!.1) { best = (c, d) }
+    let lc = Array(c.lowercased().utf8)
+    let d = editDistance(lw, lc)
+    guard d <= limit && d < lw.count else { continue }
+    // On a tie, prefer a candidate the word begins (`of` → `off`, not `on`).
+    let isPrefix = lc.starts(with: lw)
+    if best == nil || d < best!.1 || (d == best!.1 && isPrefix && !best!.2) { best = (c, d, isPrefix) }
   }
-  return best?.0
+  if let best { return best.0 }
+  if lw.count >= 3 {
+    let prefixed = candidates.filter { $0.lowercased().utf8.starts(with: lw) }
+    if prefixed.count == 1 { return prefixed[0] }
+  }
+  return nil
 }
 
-/// Levenshtein distance (optimal string alignment is not needed for short keys).
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// adjacent characters each cost 1 (typos are mostly these).
 func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
   if a.isEmpty { return b.count }
   if b.isEmpty { return a.count }
-  var previous = Array(0...b.count)
-  var current = [Int](repeating: 0, count: b.count + 1)
+  var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+  for i in 0...a.count { d[i][0] = i }
+  for j in 0...b.count { d[0][j] = j }
   for i in 1...a.count {
-    current[0] = i
     for j in 1...b.count {
-      current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      let cost = a[i - 1] == b[j - 1] ? 0 : 1
+      d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+        d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+      }
     }
-    swap(&previous, &current)
   }
-  return previous[b.count]
+  return d[a.count][b.count]
 }

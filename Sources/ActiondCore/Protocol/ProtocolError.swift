@@ -52,7 +52,8 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
   /// The client did not read fast enough and its outbound queue overflowed; the daemon
   /// closes the connection after this.
   public static let lagged = ProtocolErrorCode("lagged")
-  /// The daemon is stopping; pending requests are answered with this.
+  /// The daemon is stopping: sent with `"id":null` to every connection before it is
+  /// closed; replies still pending at that moment are not sent.
   public static let shuttingDown = ProtocolErrorCode("shutting-down")
   /// A bug in the daemon. The message says what happened.
   public static let `internal` = ProtocolErrorCode("internal")

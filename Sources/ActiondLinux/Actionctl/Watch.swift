@@ -129,7 +129,7 @@ final class Watch {
     case .performing(let kind, let button, _, _):
       if let button, hold?.button == button {
         stopBar()
-        status(line: "\(button): \(kind) …")
+        status(line: "\(button): performing \(kind) …")
       } else {
         printLine(Render.event(e))
       }

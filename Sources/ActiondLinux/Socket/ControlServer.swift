@@ -106,6 +106,8 @@ public final class ControlServer {
   public private(set) var isSocketActivated = false
 
   public func isConnected(_ id: ClientID) -> Bool { clients[id] != nil }
+  /// Who a connected client is; nil once it is gone.
+  public func client(_ id: ClientID) -> ClientInfo? { clients[id]?.info }
 
   /// Opens the listening socket (inherited through socket activation when configured
   /// and present, otherwise created at `configuration.path`) and starts accepting.

@@ -151,7 +151,10 @@ enum RecognizerScenarioDriver: ScenarioDriver {
         for (button, out) in produced { report(out, button: button, deliveredAt: firesAt) }
         // Settling removes or moves every due deadline past firesAt; guard anyway so
         // a recognizer bug shows up as a wrong output, not a hung test.
-        if recognizers.nextDeadline == deadline { return }
+        if recognizers.nextDeadline == deadline {
+          output.append("\(stamp(firesAt)) deadline-not-settled \(names[deadline.button])")
+          return
+        }
       }
     }
 

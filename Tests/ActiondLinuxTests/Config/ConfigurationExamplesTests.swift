@@ -1,0 +1,134 @@
+import ActiondCore
+import FoundationEssentials
+import Testing
+
+/// The shipped examples and the examples in docs/configuration.md are configuration
+/// like any other: they must validate, and documented error output must be what the
+/// loader really prints.
+@Suite struct ConfigurationExamplesTests {
+  /// The repository's top directory, from this file's path.
+  private static let top: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(4)  // Tests/ActiondLinuxTests/Config/<file>
+    return parts.joined(separator: "/")
+  }()
+
+  private func read(_ relative: String) throws -> String {
+    try String(contentsOfFile: Self.top + "/" + relative, encoding: .utf8)
+  }
+
+  /// examples/controls.d/*.json sorted by name, as the daemon reads drop-ins.
+  private func exampleDropIns() throws -> [ConfigurationSource] {
+    let dir = Self.top + "/examples/controls.d"
+    guard FileManager.default.fileExists(atPath: dir) else { return [] }
+    return try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".json") }.sorted().map {
+      ConfigurationSource(name: "controls.d/\($0)", text: try read("examples/controls.d/\($0)"))
+    }
+  }
+
+  /// examples/actiond.json is what `make install` puts in /etc: it must validate as is.
+  @Test func installedExampleValidates() throws {
+    let main = ConfigurationSource(name: "examples/actiond.json", text: try read("examples/actiond.json"))
+    let config = try ConfigurationLoader.load(main: main)
+    #expect(!config.buttons.isEmpty)
+  }
+
+  @Test func completeExampleValidates() throws {
+    let main = ConfigurationSource(
+      name: "examples/actiond-complete.json", text: try read("examples/actiond-complete.json"))
+    let config = try ConfigurationLoader.load(main: main)
+    #expect(config.buttons.count >= 3)
+    #expect(config.assignments.count == config.buttons.count)
+    #expect(config.controls.contains { $0.requiresConfiguration })
+    #expect(config.assignments.values.contains { !$0.isConfigured })
+  }
+
+  /// The example drop-ins validate together (no duplicate kinds among them), on an empty
+  /// main file so they are independent of examples/actiond.json.
+  @Test func exampleDropInsValidate() throws {
+    let dropIns = try exampleDropIns()
+    let empty = ConfigurationSource(name: "actiond.json", text: "{}")
+    let config = try ConfigurationLoader.load(main: empty, dropIns: dropIns)
+    #expect(Set(config.controls.map(\.source)).count == dropIns.count)
+  }
+
+  /// A fenced block in the docs preceded by `<!-- example: KIND -->`.
+  private struct Example {
+    var kind: String
+    var line: Int
+    var text: String
+    var expectedOutput: String?
+  }
+
+  /// Finds `<!-- example: main|drop-in|error -->` markers; the next fenced block is the
+  /// example, and for `error` the fenced block after it is the expected output.
+  private func docExamples() throws -> [Example] {
+    let lines = try read("docs/configuration.md").split(separator: "\n", omittingEmptySubsequences: false).map(
+      String.init)
+    var examples: [Example] = []
+    var i = 0
+    func nextBlock() -> (Int, String)? {
+      while i < lines.count, !lines[i].hasPrefix("```") { i += 1 }
+      guard i < lines.count else { return nil }
+      let start = i + 1
+      i += 1
+      while i < lines.count, !lines[i].hasPrefix("```") { i += 1 }
+      defer { i += 1 }
+      return (start, lines[start..<min(i, lines.count)].joined(separator: "\n"))
+    }
+    while i < lines.count {
+      let line = lines[i]
+      i += 1
+      guard line.hasPrefix("<!-- example: "), line.hasSuffix(" -->") else { continue }
+      let kind = String(line.dropFirst("<!-- example: ".count).dropLast(" -->".count))
+      guard let (start, text) = nextBlock() else { break }
+      var example = Example(kind: kind, line: start, text: text)
+      if kind == "error" { example.expectedOutput = nextBlock()?.1 }
+      examples.append(example)
+    }
+    return examples
+  }
+
+  @Test func documentationExamplesAreTrue() throws {
+    let examples = try docExamples()
+    #expect(examples.filter { $0.kind == "main" }.count >= 2)
+    #expect(examples.contains { $0.kind == "drop-in" })
+    #expect(examples.contains { $0.kind == "error" })
+    for example in examples {
+      let source = ConfigurationSource(name: "actiond.json", text: example.text)
+      switch example.kind {
+      case "main":
+        #expect(throws: Never.self, "docs/configuration.md:\(example.line)") {
+          try ConfigurationLoader.load(main: source)
+        }
+      case "drop-in":
+        let dropIn = ConfigurationSource(name: "controls.d/example.json", text: example.text)
+        #expect(throws: Never.self, "docs/configuration.md:\(example.line)") {
+          try ConfigurationLoader.load(main: nil, dropIns: [dropIn])
+        }
+      case "error":
+        do {
+          _ = try ConfigurationLoader.load(main: source)
+          Issue.record("docs/configuration.md:\(example.line): the error example validates")
+        } catch {
+          #expect(error.description == example.expectedOutput, "docs/configuration.md:\(example.line)")
+        }
+      default:
+        Issue.record("docs/configuration.md:\(example.line): unknown example kind \(example.kind)")
+      }
+    }
+  }
+
+  /// The embedded default is documented verbatim.
+  @Test func documentedDefaultIsTheEmbeddedOne() throws {
+    let docs = try read("docs/configuration.md")
+    #expect(docs.contains(DefaultConfiguration.text))
+  }
+
+  /// The complete example in the docs is examples/actiond-complete.json, verbatim.
+  @Test func documentedCompleteExampleIsTheFile() throws {
+    let docs = try read("docs/configuration.md")
+    let file = try read("examples/actiond-complete.json")
+    #expect(docs.contains(String(file.dropLast(file.hasSuffix("\n") ? 1 : 0))))
+  }
+}
