@@ -62,6 +62,12 @@ let package = Package(
       dependencies: ["ActiondCore", "CEvdev"],
       swiftSettings: strictSettings
     ),
+    // Diagnostics and the VM tier: binds the configured buttons like actiond and prints what it reads.
+    .executableTarget(
+      name: "actiond-input-probe",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
     .executableTarget(
       name: "actionctl",
       dependencies: ["ActiondCore", "ActiondLinux"],

@@ -133,7 +133,8 @@ expect_between() {
 key_time_us() {
   awk -v key="$2" -v value="$3" -v nth="${4:-1}" '
     ($1 == "sent" || $1 == "event") && $3 == "EV_KEY" && $4 == key && $5 == value {
-      if (++seen == nth) { split($2, t, "."); printf "%d%06d\n", t[1], t[2]; exit }
+      # Leading zeros stripped: busybox awk reads "052703" as octal.
+      if (++seen == nth) { split($2, t, "."); sub(/^0+/, "", t[2]); printf "%d%06d\n", t[1], t[2]; exit }
     }' "$1"
 }
 

@@ -40,13 +40,13 @@ if ((build)); then
   swift build --product actiond-testdev >&2
   # The daemon and its client go in too once they exist as products; scenarios that need
   # them skip without them.
-  for product in actiond actionctl; do
+  for product in actiond actionctl actiond-input-probe; do
     swift build --product "$product" >&2 || { echo "run.sh: building $product failed" >&2; exit 1; }
   done
 fi
 bin_dir=$(swift build --show-bin-path)
 bins=()
-for b in actiond-testdev actiond actionctl; do
+for b in actiond-testdev actiond actionctl actiond-input-probe; do
   [[ -x $bin_dir/$b ]] && bins+=(--bin "$bin_dir/$b")
 done
 

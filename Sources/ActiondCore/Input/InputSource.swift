@@ -101,3 +101,11 @@ public protocol InputSource: AnyObject {
   /// The device a button is bound to, or nil while it waits for one.
   func device(forButton button: Int) -> InputDeviceInfo?
 }
+
+extension ButtonBinding {
+  /// The binding of a configured button: its key, grab flag and device match.
+  public init(_ button: ButtonConfig) {
+    let match = button.match
+    self.init(name: button.name, keyCode: button.keyCode, grab: button.grab, matches: { match.matches($0) })
+  }
+}

@@ -28,3 +28,16 @@ import Testing
     #expect(source.bindings.isEmpty)
   }
 }
+
+@Suite struct ButtonBindingTests {
+  @Test func aConfiguredButtonBindsItsKeyGrabAndMatch() {
+    let button = ButtonConfig(name: "action", keyCode: 148, match: DeviceMatch(tags: ["actiond"]), grab: true)
+    let binding = ButtonBinding(button)
+    #expect(binding.name == "action" && binding.keyCode == 148 && binding.grab)
+    let tagged = InputDeviceInfo(syspath: "/sys/x/event3", devnode: "/dev/input/event3", name: "k", tags: ["actiond"])
+    var untagged = tagged
+    untagged.tags = []
+    #expect(binding.matches(tagged))
+    #expect(!binding.matches(untagged))
+  }
+}
