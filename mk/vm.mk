@@ -8,9 +8,9 @@ APT_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils python3 \
   libacl1 libblkid1 libcap2 libkmod2 libselinux1
 TEST_TIERS += test-vm
 
-# VM_JOBS: VMs booted in parallel (each uses one core under TCG). VM_SCENARIOS: names or
-# prefixes to run (default: all).
-VM_JOBS ?= 1
+# VM_JOBS: VMs booted in parallel (each uses one host core under TCG; the CI machine has two).
+# VM_SCENARIOS: names or prefixes to run (default: all).
+VM_JOBS ?= 2
 VM_SCENARIOS ?=
 
 .PHONY: test-vm

@@ -4,15 +4,37 @@
 #     depmod'ed, with the vmlinux extracted from vmlinuz (PVH boot: ~2.5 s instead of ~6 s).
 #   - Debian's udev, unpacked, never installed (its udevadm links only libc, libkmod, libacl,
 #     libblkid, libcap and libselinux, which the initramfs builder takes from the host).
-# Prints nothing but errors when the cache is already complete.
-# Usage: fetch.sh CACHE_DIR
+# Once the cache is complete it is used as is (fast, offline, and the same kernel every run);
+# --refresh resolves the packages again and fetches newer versions if there are any.
+# Usage: fetch.sh CACHE_DIR [--refresh]
 set -euo pipefail
 
-cache=${1:?usage: fetch.sh CACHE_DIR}
+cache=${1:?usage: fetch.sh CACHE_DIR [--refresh]}
 mkdir -p "$cache/debs"
 cache=$(cd "$cache" && pwd)
+if [[ ${2:-} != --refresh && -e $cache/kernel/.complete && -e $cache/udev/.complete ]]; then
+  exit 0
+fi
 
 die() { echo "fetch.sh: $*" >&2; exit 1; }
+
+# A fresh machine (or container) may have no apt lists yet: update them once, when allowed.
+apt_updated=0
+ensure_apt_lists() {
+  local policy
+  policy=$(apt-cache policy linux-image-amd64 udev 2>/dev/null || true)
+  [[ $policy != *"Candidate: (none)"* && $policy == *"Candidate: "[0-9]* ]] && return 0
+  ((apt_updated == 0)) || return 0
+  apt_updated=1
+  if [[ $(id -u) == 0 ]]; then
+    echo "fetch.sh: apt lists are empty; running apt-get update" >&2
+    apt-get update -qq >&2
+  elif command -v sudo >/dev/null; then
+    echo "fetch.sh: apt lists are empty; running sudo apt-get update" >&2
+    sudo apt-get update -qq >&2
+  fi
+}
+ensure_apt_lists
 
 # Resolves a (meta) package to the first concrete package it depends on, e.g.
 # linux-image-amd64 -> linux-image-6.1.0-57-amd64.
@@ -32,7 +54,11 @@ download() {
   file="$cache/debs/${pkg}_${version//:/%3a}_${arch}.deb"
   if [[ ! -s $file ]]; then
     echo "fetch.sh: downloading $pkg $version" >&2
-    (cd "$cache/debs" && apt-get download -q "$pkg=$version" >/dev/null) || die "apt-get download $pkg=$version failed"
+    # apt warns that the download runs unsandboxed as root; only show its output on failure.
+    if ! (cd "$cache/debs" && apt-get download -q "$pkg=$version" >"$cache/debs/apt.log" 2>&1); then
+      cat "$cache/debs/apt.log" >&2
+      die "apt-get download $pkg=$version failed"
+    fi
     [[ -s $file ]] || die "apt-get download did not produce $file"
   fi
   echo "$file"

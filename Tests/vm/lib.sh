@@ -243,3 +243,159 @@ host() {
   done
   fail "host control channel closed during: $*"
 }
+
+# --- the daemon ----------------------------------------------------------------------------
+#
+# Contract with actiond/actionctl (Sources/actiond, Sources/actionctl):
+#   actiond --config FILE --socket PATH --state-dir DIR --log-level debug   logs to stderr
+#   actionctl --socket PATH --json status|devices|...                      one JSON reply
+#   actionctl --socket PATH --json watch    prints each protocol line it receives (hello first,
+#                                           then events), one per line, flushed per line
+# Events are matched on the daemon's compact JSON: "event":"performed", "hint":"Hold to Start".
+
+SOCK=$WORK/actiond.sock
+STATE=$WORK/state
+DAEMON_RUN=0
+
+# need_daemon: skips the scenario until actiond and actionctl are wired (their --help names
+# the options these helpers use).
+need_daemon() {
+  need_bin actiond actionctl
+  actiond --help 2>&1 | grep -q -- '--config' || skip "actiond is not wired yet (no --config in actiond --help)"
+  actionctl --help 2>&1 | grep -q 'watch' || skip "actionctl is not wired yet (no watch in actionctl --help)"
+}
+
+# write_config FILE [MATCH] [BUTTON_FIELDS] [KEY]: a configuration with one button `action` on
+# KEY (default KEY_PROG1) matching MATCH (a JSON5 object; default { tag: "actiond" }), hold
+# threshold $HOLD_MS (default 600), extra button fields (e.g. 'grab: true'), assigned the
+# store-backed toggle org.actiond.vm.timer: "Hold to Start"/"Hold to Stop", "Running"/"Stopped".
+write_config() {
+  mkdir -p "$WORK/controls.d"
+  _match=${2:-}
+  [ -n "$_match" ] || _match='{ tag: "actiond" }'
+  cat >"$1" <<CONFIG
+{
+  socket: { path: "$SOCK", mode: "0660" },
+  stateDirectory: "$STATE",
+  controlsDirectory: "$WORK/controls.d",
+  buttons: [
+    { name: "action", key: "${4:-KEY_PROG1}", match: $_match,
+      holdThresholdMs: ${HOLD_MS:-600}${3:+, $3} },
+  ],
+  controls: [
+    { kind: "org.actiond.vm.timer", type: "toggle", displayName: "VM Timer",
+      valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
+      intent: { type: "state" }, value: { type: "store", initial: false } },
+  ],
+  assignments: { action: { kind: "org.actiond.vm.timer" } },
+}
+CONFIG
+}
+
+# start_daemon CONFIG [ARGS...]: starts actiond (log in daemon.log, then daemon-2.log, ... for
+# later starts), waits until it answers on its socket; sets DAEMON_PID and DAEMON_LOG.
+start_daemon() {
+  need_daemon
+  _config=$1
+  shift
+  DAEMON_RUN=$((DAEMON_RUN + 1))
+  DAEMON_LOG=$WORK/daemon.log
+  [ "$DAEMON_RUN" = 1 ] || DAEMON_LOG=$WORK/daemon-$DAEMON_RUN.log
+  spawn "$DAEMON_LOG" actiond --config "$_config" --socket "$SOCK" --state-dir "$STATE" --log-level debug "$@"
+  DAEMON_PID=$SPAWN_PID
+  _deadline=$(($(now_ms) + 20000))
+  until [ -S "$SOCK" ] && actionctl --socket "$SOCK" --json status >/dev/null 2>&1; do
+    kill -0 "$DAEMON_PID" 2>/dev/null || { wait "$DAEMON_PID"; fail "actiond exited with status $? at start-up (see $(basename "$DAEMON_LOG"))"; }
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "actiond did not answer on $SOCK within 20 s"
+    usleep 50000
+  done
+  step "actiond running (pid $DAEMON_PID)"
+}
+
+# stop_daemon: SIGTERM, and the daemon must exit with status 0 within 10 s.
+stop_daemon() {
+  kill -TERM "$DAEMON_PID" 2>/dev/null || fail "actiond (pid $DAEMON_PID) was not running"
+  _deadline=$(($(now_ms) + 10000))
+  while kill -0 "$DAEMON_PID" 2>/dev/null; do
+    # A zombie has exited; `wait` below collects it.
+    [ "$(awk '{ print $3 }' "/proc/$DAEMON_PID/stat" 2>/dev/null)" = Z ] && break
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "actiond did not exit within 10 s of SIGTERM"
+    usleep 50000
+  done
+  wait "$DAEMON_PID"
+  _rc=$?
+  [ "$_rc" = 0 ] || fail "actiond exited with status $_rc after SIGTERM"
+  step "actiond stopped"
+}
+
+# expect_daemon_alive: actiond is still running and answering.
+expect_daemon_alive() {
+  kill -0 "$DAEMON_PID" 2>/dev/null || fail "actiond is no longer running"
+  ctl status >/dev/null || fail "actiond does not answer status"
+}
+
+# ctl ARGS...: actionctl on this scenario's socket, JSON output.
+ctl() {
+  actionctl --socket "$SOCK" --json "$@"
+}
+
+# watch_start [ID]: a subscriber (`actionctl watch`) writing protocol lines to ID.log (default
+# watch.log); returns once it is connected (its first line arrived).
+watch_start() {
+  _id=${1:-watch}
+  spawn "$WORK/$_id.log" actionctl --socket "$SOCK" --json watch
+  eval "WATCH_PID_$_id=\$SPAWN_PID"
+  wait_for_line "$WORK/$_id.log" '.' 10000
+}
+
+# wait_bound [TIMEOUT_MS]: waits until the daemon reports the button bound to a device.
+wait_bound() {
+  _deadline=$(($(now_ms) + ${1:-10000}))
+  until ctl status 2>/dev/null | grep -q '"bound":true'; do
+    [ "$(now_ms)" -lt "$_deadline" ] || { ctl status; fail "the button was not bound within ${1:-10000} ms"; }
+    usleep 50000
+  done
+}
+
+# event_count FILE EVENT: how many EVENT announcements FILE has.
+event_count() {
+  count_lines "$1" "\"event\":\"$2\""
+}
+
+# expect_event FILE EVENT N: exactly N EVENT announcements.
+expect_event() {
+  expect_count "$1" "\"event\":\"$2\"" "$3"
+}
+
+# wait_for_event FILE EVENT [N] [TIMEOUT_MS]: waits until FILE has at least N (default 1)
+# EVENT announcements.
+wait_for_event() {
+  _deadline=$(($(now_ms) + ${4:-10000}))
+  while [ "$(event_count "$1" "$2")" -lt "${3:-1}" ]; do
+    if [ "$(now_ms)" -ge "$_deadline" ]; then
+      echo "--- $1:"
+      cat "$1"
+      fail "fewer than ${3:-1} \"$2\" events in $1 within ${4:-10000} ms"
+    fi
+    usleep 20000
+  done
+}
+
+# event_field FILE EVENT FIELD [NTH]: the first top-level-looking value of FIELD in the NTH
+# EVENT line (strings without quotes, numbers and booleans as written).
+event_field() {
+  awk -v ev="\"event\":\"$2\"" -v f="\"$3\":" -v nth="${4:-1}" '
+    index($0, ev) && ++n == nth {
+      i = index($0, f)
+      if (!i) exit
+      s = substr($0, i + length(f))
+      if (substr(s, 1, 1) == "\"") { s = substr(s, 2); print substr(s, 1, index(s, "\"") - 1) }
+      else { match(s, /^[^,}]*/); print substr(s, 1, RLENGTH) }
+      exit
+    }' "$1"
+}
+
+# settle_ms MS: lets MS pass (for "and nothing else happens" checks after the last event).
+settle_ms() {
+  usleep $(($1 * 1000))
+}

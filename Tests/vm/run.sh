@@ -95,9 +95,11 @@ for ((b = 0; b < jobs; b++)); do
 done
 elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 total="$((elapsed_ms / 1000)).$((elapsed_ms % 1000 / 100))"
+count() { cat "$out"/batch*/report.txt | grep -c "^$1 " || true; }
+summary="$(count PASS) passed, $(count SKIP) skipped, $(count FAIL) failed of ${#scenarios[@]} in ${jobs} VM(s)"
 if ((status == 0)); then
-  echo "test-vm: all ${#scenarios[@]} scenarios passed in ${jobs} VM(s); total ${total} s (serial logs in .build/vm)"
+  echo "test-vm: ok: $summary; total ${total} s (serial logs in .build/vm)"
 else
-  echo "test-vm: FAILED; total ${total} s (serial logs in .build/vm)"
+  echo "test-vm: FAILED: $summary; total ${total} s (serial logs in .build/vm)"
 fi
 exit $status

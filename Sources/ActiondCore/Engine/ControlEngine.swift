@@ -1,0 +1,739 @@
+/// The daemon's brain, with no I/O: button announcements from the recognizers become
+/// hints and performs; performs become intents to run; results become the resulting
+/// state; every change is announced. The Linux side feeds it inputs (key events,
+/// timer expirations, device changes, finished intents, values read, socket requests)
+/// and carries out what it asks through `ControlEngineOutput`.
+///
+/// Perform semantics (issue "Controls that do real things"):
+/// - a hold performs exactly once, at the threshold;
+/// - while an instance's intent runs, another hold or `perform` of it is `busy`, not queued;
+/// - a toggle requests `!current`; an unknown or unavailable current value fails the hold
+///   with the reason instead of guessing;
+/// - after success the value is re-read (store-backed values are simply the requested
+///   one) and the resulting `valueText` announced; after failure the reason is
+///   announced and nothing changes.
+public final class ControlEngine {
+  /// A perform handed to the adapter: run `intent` (already parameter-substituted).
+  public struct PerformJob: Hashable, Sendable {
+    public let id: UInt64
+    public let kind: String
+    public let instance: ControlInstance
+    public let intent: IntentSpec
+    public let controlType: ControlType
+    /// For toggles, the requested new value (`ACTIOND_VALUE`).
+    public let requestedValue: Bool?
+    /// The button whose hold caused it; nil for socket performs.
+    public let button: String?
+    public let source: PerformSource
+
+    /// The environment contract of exec intents: `ACTIOND_KIND`, `ACTIOND_BUTTON`,
+    /// `ACTIOND_VALUE` (toggles: 1 or 0) and one `ACTIOND_PARAM_<NAME>` per parameter.
+    public var environment: [String: String] {
+      var env = instance.parameterEnvironment
+      env["ACTIOND_KIND"] = kind
+      env["ACTIOND_INSTANCE"] = instance.id
+      if let button { env["ACTIOND_BUTTON"] = button }
+      if let requestedValue { env["ACTIOND_VALUE"] = requestedValue ? "1" : "0" }
+      return env
+    }
+  }
+
+  /// A value read handed to the adapter: run `provider` (exec, file or provider) and
+  /// report with `valueRead(id:_:)`.
+  public struct ValueReadJob: Hashable, Sendable {
+    public let id: UInt64
+    public let kind: String
+    public let instance: ControlInstance
+    public let provider: ValueProviderSpec
+  }
+
+  /// How an intent ended, as the adapter saw it.
+  public enum PerformOutcome: Hashable, Sendable {
+    case succeeded
+    /// `reason` is for people ("exited with status 3", "timed out after 10s").
+    case failed(code: ProtocolErrorCode, reason: String)
+  }
+
+  /// What the persisted state holds (see `StateSnapshot`).
+  public struct PersistentState: Hashable, Sendable {
+    /// Assignments made at run time (socket `assign`), per button, with the configuration
+    /// assignment they replaced: when the operator later edits that button's assignment
+    /// in the file, the file wins again.
+    public var assignments: [String: StoredAssignment]
+    /// Store-backed toggle values by instance id.
+    public var values: [String: Bool]
+    public init(assignments: [String: StoredAssignment] = [:], values: [String: Bool] = [:]) {
+      self.assignments = assignments
+      self.values = values
+    }
+  }
+
+  /// One run-time assignment, as persisted.
+  public struct StoredAssignment: Hashable, Sendable {
+    public var kind: String
+    public var configuration: JSONObject
+    /// The configuration file's assignment for the button when this one was made
+    /// (`nil` kind: the file assigned nothing).
+    public var replacedKind: String?
+    public var replacedConfiguration: JSONObject?
+    public init(kind: String, configuration: JSONObject, replacedKind: String?, replacedConfiguration: JSONObject?) {
+      self.kind = kind
+      self.configuration = configuration
+      self.replacedKind = replacedKind
+      self.replacedConfiguration = replacedConfiguration
+    }
+  }
+
+  public private(set) var configuration: Configuration
+  private var recognizers: ButtonRecognizers
+  private var armedDeadline: MonotonicInstant?
+  /// Button index → the devices currently serving it.
+  private var boundDevices: [Set<String>]
+  private var assignments: [String: ControlInstance] = [:]
+  private var runtimeAssignments: [String: StoredAssignment] = [:]
+  private var instances: [String: ControlInstance] = [:]
+  private var values: [String: ControlValue] = [:]
+  private var storeValues: [String: Bool] = [:]
+  private var inFlight: [String: InFlight] = [:]
+  private var pendingReads: [UInt64: PendingRead] = [:]
+  private var readsByInstance: [String: UInt64] = [:]
+  private var connectedProviders: Set<String> = []
+  private var nextJobID: UInt64 = 1
+  private let output: any ControlEngineOutput
+
+  private struct InFlight {
+    var job: PerformJob
+    var completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    /// Set once the intent succeeded and the value is being re-read.
+    var rereading = false
+  }
+
+  private struct PendingRead {
+    var instanceID: String
+    var completions: [(ControlValue) -> Void]
+  }
+
+  /// A new engine on `configuration`, restoring run-time assignments and store values from
+  /// `state` (what no longer fits the configuration is dropped with a warning).
+  public init(configuration: Configuration, state: PersistentState = .init(), output: any ControlEngineOutput) {
+    self.configuration = configuration
+    self.output = output
+    self.recognizers = ControlEngine.makeRecognizers(configuration)
+    self.boundDevices = Array(repeating: [], count: configuration.buttons.count)
+    self.storeValues = state.values
+    self.runtimeAssignments = state.assignments
+    resolveAssignments(announce: false)
+  }
+
+  // MARK: - Start
+
+  /// Reads the value of every assigned toggle (store-backed ones at once). Call once the
+  /// adapter can run value reads.
+  public func start() {
+    for instance in assignedInstances() { refresh(instance) }
+  }
+
+  // MARK: - Buttons
+
+  /// A key event from a device serving button `button` (index in `configuration.buttons`).
+  public func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
+    guard button < recognizers.count, let out = recognizers.keyEvent(button: button, code: code, value: value, at: time)
+    else { return }
+    handle(out, button: button)
+    rearm()
+  }
+
+  /// The engine's timer (armed through `armTimer`) fired at `now`. The adapter drains the
+  /// devices first, so a release stamped before the deadline is already known.
+  public func deadlineReached(at now: MonotonicInstant) {
+    armedDeadline = nil
+    var outs: [(Int, PressRecognizer.Output)] = []
+    recognizers.deadlineReached(at: now) { outs.append(($0, $1)) }
+    for (button, out) in outs { handle(out, button: button) }
+    rearm()
+  }
+
+  /// The earliest recognizer deadline (what the timer should be armed for).
+  public var nextDeadline: MonotonicInstant? { recognizers.nextDeadline?.at }
+
+  /// A device serving `button` was opened; `keyDown` is the key's state at that moment
+  /// (a key already down is not a press).
+  public func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
+    guard button < boundDevices.count else { return }
+    boundDevices[button].insert(device)
+    handle(recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time), button: button)
+    rearm()
+  }
+
+  /// The device serving `button` vanished (unplugged, read error): a pending hold is cancelled.
+  public func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
+    guard button < boundDevices.count else { return }
+    boundDevices[button].remove(device)
+    handle(recognizers.deviceLost(button: button, at: time), button: button)
+    rearm()
+  }
+
+  /// Events of the device serving `button` were dropped (SYN_DROPPED); the key is now `keyDown`.
+  public func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
+    guard button < recognizers.count else { return }
+    handle(recognizers.resynchronized(button: button, keyDown: keyDown, at: time), button: button)
+    rearm()
+  }
+
+  private func handle(_ out: PressRecognizer.Output, button index: Int) {
+    let config = configuration.buttons[index]
+    if let anomaly = out.anomaly {
+      output.log(.warning, "recognizer anomaly on button \(config.name): \(anomaly) (a bug; ignored)")
+    }
+    for announcement in out.announcements {
+      let instance = assignments[config.name]
+      let kind = instance?.kind
+      switch announcement {
+      case .pressed(let at):
+        output.announce(
+          .pressed(
+            button: config.name, kind: kind, hint: hint(button: config.name), time: at, threshold: config.holdThreshold)
+        )
+      case .releasedShort(let at, let heldFor):
+        output.announce(
+          .released(button: config.name, kind: kind, hint: hint(button: config.name), time: at, duration: heldFor))
+      case .held(let at, _):
+        output.announce(.held(button: config.name, kind: kind, time: at))
+        if let instance {
+          perform(instance, button: config.name, source: .button, completion: nil)
+        } else {
+          output.log(.notice, "button \(config.name) held, but no control is assigned to it")
+        }
+      case .releasedAfterHold(let at, let heldFor):
+        output.log(.debug, "button \(config.name) released after hold at \(at) (held \(heldFor))")
+      case .cancelled(_, let reason, let afterHold):
+        // After a hold the perform already happened; there is nothing left to cancel.
+        if !afterHold {
+          output.announce(.cancelled(button: config.name, kind: kind, reason: reason.description))
+        } else {
+          output.log(.debug, "button \(config.name): press ended by \(reason) after its hold")
+        }
+      }
+    }
+  }
+
+  /// `press`: a simulated short press on `button`. Like a real one it performs nothing
+  /// and announces the hint (pressed, then released). False when there is no such button.
+  @discardableResult
+  public func simulatePress(button: String, at time: MonotonicInstant) -> Bool {
+    guard let config = configuration.button(named: button) else { return false }
+    let kind = assignments[button]?.kind
+    let hint = hint(button: button)
+    output.announce(.pressed(button: button, kind: kind, hint: hint, time: time, threshold: config.holdThreshold))
+    output.announce(.released(button: button, kind: kind, hint: hint, time: time, duration: .zero))
+    return true
+  }
+
+  private func rearm() {
+    let next = recognizers.nextDeadline?.at
+    if next != armedDeadline {
+      armedDeadline = next
+      output.armTimer(at: next)
+    }
+  }
+
+  // MARK: - Perform
+
+  /// Performs `instance` as a hold would. The completion (socket performs) gets the
+  /// resulting control or the error; holds announce instead.
+  public func perform(
+    _ instance: ControlInstance, button: String?, source: PerformSource,
+    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+  ) {
+    guard let definition = configuration.control(kind: instance.kind) else {
+      let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
+      output.announce(.failed(kind: instance.kind, button: button, source: source, error: e))
+      completion?(.failure(e))
+      return
+    }
+    instances[instance.id] = instance
+    func fail(_ error: ProtocolError) {
+      output.announce(.failed(kind: instance.kind, button: button, source: source, error: error))
+      output.log(.warning, "\(definition.displayName): \(error.message)")
+      completion?(.failure(error))
+    }
+    guard instance.isConfigured else {
+      fail(
+        ProtocolError(
+          .notConfigured, ControlPresentation.hint(for: definition, missing: instance.missing, value: .unknown)))
+      return
+    }
+    if inFlight[instance.id] != nil {
+      output.announce(.busy(kind: instance.kind, button: button, source: source))
+      completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
+      return
+    }
+    var requested: Bool?
+    if definition.type == .toggle {
+      switch value(of: instance, definition) {
+      case .on: requested = false
+      case .off: requested = true
+      case .unknown:
+        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known yet"))
+        return
+      case .unavailable(let reason):
+        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is unavailable: \(reason)"))
+        return
+      }
+    }
+    let intent: IntentSpec
+    do {
+      intent = try definition.intent.substituting(instance.values)
+    } catch {
+      fail(ProtocolError(.failed, "cannot build the intent: \(error.message)"))
+      return
+    }
+    if case .provider = intent, !connectedProviders.contains(instance.kind) {
+      fail(ProtocolError(.unavailable, "no provider application is connected for \(instance.kind)"))
+      return
+    }
+    let job = PerformJob(
+      id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
+      requestedValue: requested, button: button, source: source)
+    inFlight[instance.id] = InFlight(job: job, completion: completion)
+    output.announce(.performing(kind: instance.kind, button: button, source: source, value: requested))
+    if case .state = intent {
+      // No outside effect: the store is the whole truth, so the perform is done at once.
+      performFinished(job: job.id, .succeeded)
+    } else {
+      output.runIntent(job)
+    }
+  }
+
+  /// The adapter finished running job `id`'s intent.
+  public func performFinished(job id: UInt64, _ outcome: PerformOutcome) {
+    guard let entry = inFlight.first(where: { $0.value.job.id == id }) else {
+      output.log(.warning, "finished intent \(id) is not in flight (a bug; ignored)")
+      return
+    }
+    let job = entry.value.job
+    let instanceID = entry.key
+    switch outcome {
+    case .failed(let code, let reason):
+      inFlight[instanceID] = nil
+      let error = ProtocolError(code, reason)
+      output.announce(.failed(kind: job.kind, button: job.button, source: job.source, error: error))
+      entry.value.completion?(.failure(error))
+    case .succeeded:
+      guard let definition = configuration.control(kind: job.kind) else {
+        inFlight[instanceID] = nil
+        return
+      }
+      if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
+        storeValues[instanceID] = requested
+        persist()
+        setValue(ControlValue(requested), of: job.instance, definition)
+        finishPerform(instanceID)
+      } else if definition.type == .toggle {
+        inFlight[instanceID]?.rereading = true
+        read(job.instance, definition) { [weak self] _ in self?.finishPerform(instanceID) }
+      } else {
+        finishPerform(instanceID)
+      }
+    }
+  }
+
+  private func finishPerform(_ instanceID: String) {
+    guard let entry = inFlight.removeValue(forKey: instanceID),
+      let definition = configuration.control(kind: entry.job.kind)
+    else { return }
+    let snapshot = self.snapshot(entry.job.instance, definition)
+    output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
+    if let text = snapshot.valueText {
+      output.log(.notice, "\(definition.displayName): \(text)")
+    }
+    entry.completion?(.success(snapshot))
+  }
+
+  private func takeJobID() -> UInt64 {
+    defer { nextJobID += 1 }
+    return nextJobID
+  }
+
+  // MARK: - Values
+
+  /// The current value of `instance` as the engine knows it (unknown before the first read).
+  public func value(of instance: ControlInstance) -> ControlValue {
+    guard let definition = configuration.control(kind: instance.kind) else { return .unknown }
+    return value(of: instance, definition)
+  }
+
+  private func value(of instance: ControlInstance, _ definition: ControlDefinition) -> ControlValue {
+    if case .store(let initial) = definition.value ?? .store(initial: false) {
+      return ControlValue(storeValues[instance.id] ?? initial)
+    }
+    return values[instance.id] ?? .unknown
+  }
+
+  /// Re-reads `instance`'s value: store-backed ones at once, others through the adapter.
+  /// Buttons have no value.
+  public func refresh(_ instance: ControlInstance, then completion: ((ControlValue) -> Void)? = nil) {
+    guard let definition = configuration.control(kind: instance.kind), definition.type == .toggle else {
+      completion?(.unknown)
+      return
+    }
+    instances[instance.id] = instance
+    read(instance, definition, completion ?? { _ in })
+  }
+
+  private func read(
+    _ instance: ControlInstance, _ definition: ControlDefinition, _ done: @escaping (ControlValue) -> Void
+  ) {
+    let provider: ValueProviderSpec
+    do {
+      provider = try (definition.value ?? .store(initial: false)).substituting(instance.values)
+    } catch {
+      setValue(.unavailable(reason: error.message), of: instance, definition)
+      done(value(of: instance, definition))
+      return
+    }
+    switch provider {
+    case .store:
+      // The store is authoritative; reading it cannot fail. Announce once so lists learn it.
+      setValue(value(of: instance, definition), of: instance, definition, force: values[instance.id] == nil)
+      done(value(of: instance, definition))
+      return
+    case .provider where !connectedProviders.contains(instance.kind):
+      setValue(.unavailable(reason: "no provider application is connected"), of: instance, definition)
+      done(value(of: instance, definition))
+      return
+    default:
+      break
+    }
+    if !instance.isConfigured {
+      setValue(.unavailable(reason: "not configured"), of: instance, definition)
+      done(value(of: instance, definition))
+      return
+    }
+    // One read per instance at a time: later callers wait for the same answer.
+    if let pending = readsByInstance[instance.id] {
+      pendingReads[pending]?.completions.append(done)
+      return
+    }
+    let id = takeJobID()
+    readsByInstance[instance.id] = id
+    pendingReads[id] = PendingRead(instanceID: instance.id, completions: [done])
+    output.readValue(ValueReadJob(id: id, kind: instance.kind, instance: instance, provider: provider))
+  }
+
+  /// The adapter read a value for job `id` (`.unavailable` when the provider failed or timed out).
+  public func valueRead(job id: UInt64, _ value: ControlValue) {
+    guard let pending = pendingReads.removeValue(forKey: id) else {
+      output.log(.warning, "value read \(id) is not pending (a bug; ignored)")
+      return
+    }
+    readsByInstance[pending.instanceID] = nil
+    if let instance = instances[pending.instanceID], let definition = configuration.control(kind: instance.kind) {
+      setValue(value, of: instance, definition)
+    }
+    for done in pending.completions { done(value) }
+  }
+
+  private func setValue(
+    _ new: ControlValue, of instance: ControlInstance, _ definition: ControlDefinition, force: Bool = false
+  ) {
+    let old = values[instance.id]
+    values[instance.id] = new
+    guard force || old != new else { return }
+    if case .unavailable(let reason) = new {
+      output.log(.warning, "\(definition.displayName) is unavailable: \(reason)")
+    }
+    output.announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
+  }
+
+  /// `set`: an application changed the source of truth. Store-backed toggles take the
+  /// value; others are re-read (their provider is the truth, not the request).
+  public func set(
+    _ instance: ControlInstance, to newValue: Bool,
+    completion: @escaping (Result<ControlSnapshot, ProtocolError>) -> Void
+  ) {
+    guard let definition = configuration.control(kind: instance.kind) else {
+      completion(.failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
+      return
+    }
+    guard definition.type == .toggle else {
+      completion(.failure(ProtocolError(.unsupported, "\(instance.kind) is a button: it has no value to set")))
+      return
+    }
+    instances[instance.id] = instance
+    if case .store = definition.value ?? .store(initial: false) {
+      if storeValues[instance.id] != newValue {
+        storeValues[instance.id] = newValue
+        persist()
+      }
+      setValue(ControlValue(newValue), of: instance, definition)
+      completion(.success(snapshot(instance, definition)))
+    } else {
+      read(instance, definition) { [weak self] _ in
+        guard let self else { return }
+        completion(.success(self.snapshot(instance, definition)))
+      }
+    }
+  }
+
+  /// `reload`: re-runs the value providers of `kind`'s known instances (all kinds when nil)
+  /// and announces what changed (`ControlCenter.reloadControls(ofKind:)`).
+  public func reload(kind: String?, completion: (() -> Void)? = nil) {
+    let targets = knownInstances().filter { kind == nil || $0.kind == kind }
+    var remaining = targets.count
+    guard remaining > 0 else {
+      completion?()
+      return
+    }
+    for instance in targets {
+      refresh(instance) { _ in
+        remaining -= 1
+        if remaining == 0 { completion?() }
+      }
+    }
+  }
+
+  // MARK: - Providers
+
+  /// A client application became the provider for `kinds`: their values are read from it.
+  public func providerConnected(kinds: [String]) {
+    connectedProviders.formUnion(kinds)
+    for instance in knownInstances() where kinds.contains(instance.kind) { refresh(instance) }
+  }
+
+  /// The provider for `kinds` went away: their values become unavailable (never a guess).
+  public func providerDisconnected(kinds: [String]) {
+    connectedProviders.subtract(kinds)
+    for instance in knownInstances() where kinds.contains(instance.kind) {
+      guard let definition = configuration.control(kind: instance.kind), case .provider = definition.value else {
+        continue
+      }
+      setValue(.unavailable(reason: "the provider application disconnected"), of: instance, definition)
+    }
+  }
+
+  // MARK: - Assignment
+
+  /// Assigns `instance` to `button` at run time and persists it.
+  public func assign(_ instance: ControlInstance, to button: String) throws(ProtocolError) -> ControlSnapshot {
+    guard configuration.button(named: button) != nil else {
+      throw ProtocolError(.unknownButton, "no button named \"\(button)\"")
+    }
+    guard let definition = configuration.control(kind: instance.kind) else {
+      throw ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
+    }
+    let fromFile = configuration.assignments[button]
+    runtimeAssignments[button] = StoredAssignment(
+      kind: instance.kind, configuration: ControlEngine.json(instance.configuration),
+      replacedKind: fromFile?.kind, replacedConfiguration: fromFile.map { ControlEngine.json($0.configuration) })
+    assignments[button] = instance
+    instances[instance.id] = instance
+    persist()
+    let snap = snapshot(instance, definition)
+    output.announce(.assigned(button: button, control: snap))
+    output.log(.notice, "button \(button) is now assigned \(instance.id)")
+    if values[instance.id] == nil { refresh(instance) }
+    return snap
+  }
+
+  /// The instance assigned to `button`, if any.
+  public func assignment(of button: String) -> ControlInstance? { assignments[button] }
+
+  private func resolveAssignments(announce: Bool) {
+    var resolved: [String: ControlInstance] = [:]
+    for button in configuration.buttons {
+      let fromFile = configuration.assignments[button.name]
+      if let stored = runtimeAssignments[button.name] {
+        // The operator edited this button's assignment in the file since the run-time
+        // assignment was made: the file wins again.
+        let fileChanged =
+          stored.replacedKind != fromFile?.kind
+          || (fromFile.map { ControlEngine.json($0.configuration) } ?? nil) != stored.replacedConfiguration
+        if fileChanged {
+          runtimeAssignments[button.name] = nil
+          output.log(.notice, "button \(button.name): the configuration file's assignment replaces the run-time one")
+        } else if let definition = configuration.control(kind: stored.kind),
+          let instance = try? ControlInstance(definition: definition, configuration: stored.configuration)
+        {
+          resolved[button.name] = instance
+          continue
+        } else {
+          runtimeAssignments[button.name] = nil
+          output.log(
+            .warning,
+            "button \(button.name): stored assignment \(stored.kind) no longer fits the configuration; dropped")
+        }
+      }
+      if let fromFile { resolved[button.name] = fromFile }
+    }
+    runtimeAssignments = runtimeAssignments.filter { configuration.button(named: $0.key) != nil }
+    let old = assignments
+    assignments = resolved
+    for instance in resolved.values { instances[instance.id] = instance }
+    guard announce else { return }
+    for button in configuration.buttons where old[button.name] != resolved[button.name] {
+      let snap = resolved[button.name].flatMap { i in configuration.control(kind: i.kind).map { snapshot(i, $0) } }
+      output.announce(.assigned(button: button.name, control: snap))
+    }
+  }
+
+  // MARK: - Configuration
+
+  /// Replaces the configuration (SIGHUP, `reload` of everything) with one that already
+  /// validated. Presses in progress are cancelled (the button may have changed);
+  /// store values and run-time assignments that still fit are kept.
+  public func apply(configuration new: Configuration, at time: MonotonicInstant) {
+    for index in 0..<recognizers.count where recognizers[index].recognizer.isDown {
+      let name = configuration.buttons[index].name
+      output.announce(.cancelled(button: name, kind: assignments[name]?.kind, reason: "reload"))
+    }
+    configuration = new
+    recognizers = ControlEngine.makeRecognizers(new)
+    boundDevices = Array(repeating: [], count: new.buttons.count)
+    // Values of kinds whose definition changed may mean something else now: forget them.
+    values = values.filter { id, _ in instances[id].map { new.control(kind: $0.kind) != nil } ?? false }
+    instances = instances.filter { new.control(kind: $0.value.kind) != nil }
+    resolveAssignments(announce: true)
+    persist()
+    rearm()
+    start()
+  }
+
+  private static func makeRecognizers(_ configuration: Configuration) -> ButtonRecognizers {
+    ButtonRecognizers(
+      configuration.buttons.map { b in
+        ButtonRecognizers.Button(
+          keyCode: b.keyCode,
+          settings: (try? RecognizerSettings(holdThreshold: b.holdThreshold, debounce: b.debounce)) ?? .default)
+      })
+  }
+
+  // MARK: - Snapshots
+
+  /// The wire picture of `instance` right now.
+  public func snapshot(_ instance: ControlInstance) -> ControlSnapshot? {
+    configuration.control(kind: instance.kind).map { snapshot(instance, $0) }
+  }
+
+  private func snapshot(_ instance: ControlInstance, _ definition: ControlDefinition) -> ControlSnapshot {
+    let value = value(of: instance, definition)
+    let p = ControlPresentation(definition: definition, instance: instance, value: value)
+    // Why it cannot be performed right now, if anything stands in the way.
+    var reason: String?
+    if !instance.isConfigured {
+      reason = p.hint
+    } else if case .unavailable(let r) = value, definition.type == .toggle {
+      reason = r
+    } else if case .provider = definition.intent, !connectedProviders.contains(definition.kind) {
+      reason = "no provider application is connected"
+    }
+    return ControlSnapshot(
+      kind: definition.kind, displayName: definition.displayName,
+      type: definition.type == .toggle ? .toggle : .button,
+      configuration: ControlEngine.json(instance.configuration), value: definition.type == .toggle ? value.isOn : nil,
+      valueText: p.valueText, symbol: p.symbol, tint: p.tint, hint: p.hint, configured: instance.isConfigured,
+      available: reason == nil,
+      performing: inFlight[instance.id] != nil, reason: reason)
+  }
+
+  /// The hint a short press on `button` announces.
+  public func hint(button: String) -> String {
+    guard let instance = assignments[button], let definition = configuration.control(kind: instance.kind) else {
+      return ControlPresentation.unassignedHint(button: button)
+    }
+    return ControlPresentation.hint(
+      for: definition, missing: instance.missing, value: value(of: instance, definition))
+  }
+
+  /// `status`: every button (or one), its key, devices, threshold and assigned control.
+  public func buttonStatus(_ name: String? = nil) -> [ButtonStatus] {
+    configuration.buttons.enumerated().compactMap { index, b in
+      guard name == nil || b.name == name else { return nil }
+      return ButtonStatus(
+        name: b.name, key: b.keyName, devices: boundDevices[index].sorted(), holdThreshold: b.holdThreshold,
+        control: assignments[b.name].flatMap { snapshot($0) })
+    }
+  }
+
+  /// `list`: every definition with its known instances (an unconfigured default instance
+  /// for definitions nobody has configured yet), like `ControlCenter.currentControls()`.
+  public func controlList(kind: String? = nil) -> [ControlSnapshot] {
+    var out: [ControlSnapshot] = []
+    for definition in configuration.controls where kind == nil || definition.kind == kind {
+      let known = knownInstances().filter { $0.kind == definition.kind }
+      if known.isEmpty, let bare = try? ControlInstance(definition: definition, configuration: [:] as JSONObject) {
+        out.append(snapshot(bare, definition))
+      } else {
+        out += known.map { snapshot($0, definition) }
+      }
+    }
+    return out
+  }
+
+  /// Resolves a kind and a JSON configuration to an instance, with protocol errors.
+  public func instance(kind: String, configuration json: JSONObject?) throws(ProtocolError) -> ControlInstance {
+    guard let definition = configuration.control(kind: kind) else {
+      throw ProtocolError(.unknownKind, "no control of kind \"\(kind)\"")
+    }
+    if json == nil, let assigned = assignedInstances().first(where: { $0.kind == kind }) {
+      return assigned
+    }
+    do {
+      return try ControlInstance(definition: definition, configuration: json ?? [:])
+    } catch {
+      throw ProtocolError(.invalidConfiguration, error.description)
+    }
+  }
+
+  /// Buttons with their assigned instance, in configuration order.
+  public var buttonNames: [String] { configuration.buttons.map(\.name) }
+
+  /// What must be persisted: run-time assignments and store-backed values.
+  public var persistentState: PersistentState {
+    PersistentState(assignments: runtimeAssignments, values: storeValues)
+  }
+
+  private func persist() { output.persist(persistentState) }
+
+  private func assignedInstances() -> [ControlInstance] {
+    var seen = Set<String>()
+    return configuration.buttons.compactMap { b in
+      guard let i = assignments[b.name], seen.insert(i.id).inserted else { return nil }
+      return i
+    }
+  }
+
+  private func knownInstances() -> [ControlInstance] {
+    var seen = Set<String>()
+    var out: [ControlInstance] = []
+    for i in assignedInstances() + instances.values.sorted(by: { $0.id < $1.id }) where seen.insert(i.id).inserted {
+      out.append(i)
+    }
+    return out
+  }
+
+  private func buttons(showing instance: ControlInstance) -> [String] {
+    configuration.buttons.map(\.name).filter { assignments[$0]?.id == instance.id }
+  }
+
+  static func json(_ configuration: [String: ParameterValue]) -> JSONObject {
+    JSONObject(configuration.keys.sorted().map { (key: $0, value: configuration[$0]!.json) })
+  }
+}
+
+/// What the engine asks of the outside world. The daemon implements it with the event
+/// loop, process runner, socket server and state store; tests record the calls.
+public protocol ControlEngineOutput: AnyObject {
+  /// Announce to the log and to subscribers.
+  func announce(_ event: Event)
+  /// A log line that is not an announcement (warnings, bugs, debug detail).
+  func log(_ level: LogLevel, _ message: String)
+  /// Arm the engine's single timer for `deadline` (nil: disarm).
+  func armTimer(at deadline: MonotonicInstant?)
+  /// Run an intent asynchronously; report with `ControlEngine.performFinished(job:_:)`.
+  func runIntent(_ job: ControlEngine.PerformJob)
+  /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
+  func readValue(_ job: ControlEngine.ValueReadJob)
+  /// Persist the state (atomically; the adapter may coalesce writes).
+  func persist(_ state: ControlEngine.PersistentState)
+}

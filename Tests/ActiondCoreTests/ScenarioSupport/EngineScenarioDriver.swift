@@ -1,0 +1,247 @@
+import ActiondCore
+import Foundation
+
+/// Drives the whole ``ControlEngine`` (recognizers, assignments, hints, performs,
+/// values) from a scenario: what a button press makes the daemon announce.
+///
+/// Header lines:
+///
+///     config FILE            a configuration under Scenarios/engine/configs/ (JSON5),
+///                            loaded through ConfigurationLoader like the daemon does
+///     timer-latency SPAN     how late the engine's timer fires (default 0ms)
+///     trace effects          also print what the engine asks of the adapter
+///
+/// Steps:
+///
+///     BUTTON down|up|repeat [stamp=@SPAN]      key event on the button's key
+///     appear BUTTON up|down / lost BUTTON / resync BUTTON up|down
+///     intent ok | intent fail WORDS...         the oldest running intent finishes
+///     value on|off|unavailable                 the oldest pending value read answers
+///     perform BUTTON | perform-kind KIND       socket `perform`
+///     press BUTTON                             socket `press` (a simulated short press)
+///     set KIND on|off                          socket `set`
+///     assign BUTTON KIND [NAME=VALUE...]       socket `assign`
+///     reload [KIND]                            socket `reload`
+///     provider connect|disconnect KIND
+///
+/// Output: one line per announcement, `@T event key=value ...` with T the virtual time
+/// when it was made; socket replies as `@T reply ok|CODE ...`; with `trace effects`,
+/// `@T run KIND value=…`, `@T read KIND`, `@T persist …`.
+enum EngineScenarioDriver: ScenarioDriver {
+  static let origin = MonotonicInstant(nanoseconds: 2_000_000_000_000)
+
+  static func run(_ scenario: Scenario) throws(ScenarioError) -> [String] {
+    let recorder = Recorder()
+    var configFile: String?
+    var latency = TimeSpan.zero
+    for line in scenario.header {
+      switch line.words.first {
+      case "config" where line.words.count == 2: configFile = line.words[1]
+      case "timer-latency" where line.words.count == 2:
+        latency = try ScenarioParser.parseSpan(line.words[1], file: scenario.name, line: line.number)
+      case "trace" where line.words == ["trace", "effects"]: recorder.traceEffects = true
+      default: throw ScenarioError(file: scenario.name, line: line.number, "unknown header '\(line)'")
+      }
+    }
+    guard let configFile else { throw ScenarioError(file: scenario.name, line: nil, "missing 'config FILE' header") }
+    let configuration = try loadConfiguration(configFile, scenario: scenario.name)
+    let engine = ControlEngine(configuration: configuration, output: recorder)
+    recorder.now = origin
+    engine.start()
+
+    func fireTimers(until limit: MonotonicInstant) {
+      while let deadline = recorder.armed, deadline + latency <= limit {
+        recorder.now = deadline + latency
+        recorder.armed = nil  // a timer that fired is disarmed until the engine arms it again
+        engine.deadlineReached(at: recorder.now)
+      }
+    }
+    func buttonIndex(_ name: String, _ line: Scenario.Line) throws(ScenarioError) -> Int {
+      guard let i = configuration.buttons.firstIndex(where: { $0.name == name }) else {
+        throw ScenarioError(file: scenario.name, line: line.number, "no button '\(name)' in the configuration")
+      }
+      return i
+    }
+    func reply(_ result: Result<ControlSnapshot, ProtocolError>) {
+      switch result {
+      case .success(let c): recorder.emit("reply ok kind=\(c.kind) \(describe(c))")
+      case .failure(let e): recorder.emit("reply \(e.code) \(quote(e.message))")
+      }
+    }
+
+    for step in scenario.steps {
+      let time = origin + step.time
+      fireTimers(until: time)
+      recorder.now = time
+      guard case .input(let line) = step.kind else { continue }
+      let w = line.positional
+      let fail = { (m: String) in ScenarioError(file: scenario.name, line: line.number, m) }
+      switch w.first ?? "" {
+      case "appear", "resync":
+        guard w.count == 3, ["up", "down"].contains(w[2]) else { throw fail("usage: \(w[0]) BUTTON up|down") }
+        let b = try buttonIndex(w[1], line)
+        if w[0] == "appear" {
+          engine.deviceBound(button: b, device: "/dev/input/event\(b)", keyDown: w[2] == "down", at: time)
+        } else {
+          engine.resynchronized(button: b, keyDown: w[2] == "down", at: time)
+        }
+      case "lost":
+        guard w.count == 2 else { throw fail("usage: lost BUTTON") }
+        let b = try buttonIndex(w[1], line)
+        engine.deviceUnbound(button: b, device: "/dev/input/event\(b)", at: time)
+      case "intent":
+        guard let job = recorder.runs.first else { throw fail("no intent is running") }
+        recorder.runs.removeFirst()
+        if w.count == 2, w[1] == "ok" {
+          engine.performFinished(job: job.id, .succeeded)
+        } else if w.count >= 2, w[1] == "fail" {
+          engine.performFinished(job: job.id, .failed(code: .failed, reason: w.dropFirst(2).joined(separator: " ")))
+        } else {
+          throw fail("usage: intent ok | intent fail REASON")
+        }
+      case "value":
+        guard let job = recorder.reads.first else { throw fail("no value read is pending") }
+        recorder.reads.removeFirst()
+        switch w.count == 2 ? w[1] : "" {
+        case "on": engine.valueRead(job: job.id, .on)
+        case "off": engine.valueRead(job: job.id, .off)
+        case "unavailable": engine.valueRead(job: job.id, .unavailable(reason: "provider failed"))
+        default: throw fail("usage: value on|off|unavailable")
+        }
+      case "perform":
+        guard w.count == 2 else { throw fail("usage: perform BUTTON") }
+        guard let instance = engine.assignment(of: w[1]) else {
+          recorder.emit("reply unassigned")
+          continue
+        }
+        engine.perform(instance, button: nil, source: .socket, completion: reply)
+      case "perform-kind":
+        guard w.count == 2 else { throw fail("usage: perform-kind KIND") }
+        do {
+          engine.perform(
+            try engine.instance(kind: w[1], configuration: nil), button: nil, source: .socket, completion: reply)
+        } catch { reply(.failure(error)) }
+      case "press":
+        guard w.count == 2 else { throw fail("usage: press BUTTON") }
+        let b = try buttonIndex(w[1], line)
+        _ = b
+        engine.simulatePress(button: w[1], at: time)
+      case "set":
+        guard w.count == 3, ["on", "off"].contains(w[2]) else { throw fail("usage: set KIND on|off") }
+        do {
+          engine.set(try engine.instance(kind: w[1], configuration: nil), to: w[2] == "on", completion: reply)
+        } catch { reply(.failure(error)) }
+      case "assign":
+        guard w.count == 3 else { throw fail("usage: assign BUTTON KIND [NAME=VALUE...]") }
+        var object = JSONObject()
+        for option in try line.options(in: scenario.name) {
+          object[option.key] = Int64(option.value).map(JSONValue.integer) ?? .string(option.value)
+        }
+        do {
+          let snap = try engine.assign(try engine.instance(kind: w[2], configuration: object), to: w[1])
+          reply(.success(snap))
+        } catch { reply(.failure(error)) }
+      case "reload":
+        engine.reload(kind: w.count > 1 ? w[1] : nil)
+      case "provider":
+        guard w.count == 3 else { throw fail("usage: provider connect|disconnect KIND") }
+        if w[1] == "connect" {
+          engine.providerConnected(kinds: [w[2]])
+        } else {
+          engine.providerDisconnected(kinds: [w[2]])
+        }
+      default:
+        guard w.count == 2, ["down", "up", "repeat"].contains(w[1]) else { throw fail("unknown step '\(line)'") }
+        let b = try buttonIndex(w[0], line)
+        var stamp = time
+        for option in try line.options(in: scenario.name) {
+          guard option.key == "stamp", option.value.hasPrefix("@") else { throw fail("unknown option \(option.key)") }
+          stamp =
+            origin
+            + (try ScenarioParser.parseSpan(String(option.value.dropFirst()), file: scenario.name, line: line.number))
+        }
+        let value: Int32 = w[1] == "down" ? 1 : w[1] == "up" ? 0 : 2
+        engine.keyEvent(button: b, code: configuration.buttons[b].keyCode, value: value, at: stamp)
+      }
+    }
+    return recorder.lines
+  }
+
+  static func loadConfiguration(_ file: String, scenario: String) throws(ScenarioError) -> Configuration {
+    guard
+      let url = ScenarioRunner.directoryURL("engine")?.appendingPathComponent("configs").appendingPathComponent(file),
+      let text = try? String(contentsOf: url, encoding: .utf8)
+    else { throw ScenarioError(file: scenario, line: nil, "cannot read configs/\(file)") }
+    do {
+      return try ConfigurationLoader.load(main: ConfigurationSource(name: file, text: text))
+    } catch {
+      throw ScenarioError(file: scenario, line: nil, "configs/\(file) is invalid:\n\(error)")
+    }
+  }
+
+  static func quote(_ s: String) -> String { JSONEncoding.quoted(s) }
+
+  static func describe(_ c: ControlSnapshot) -> String {
+    var parts: [String] = []
+    if c.type == .toggle { parts.append("value=\(c.value.map { $0 ? "on" : "off" } ?? "null")") }
+    if let t = c.valueText { parts.append("text=\(quote(t))") }
+    parts.append("hint=\(quote(c.hint))")
+    if !c.available { parts.append("unavailable") }
+    return parts.joined(separator: " ")
+  }
+
+  final class Recorder: ControlEngineOutput {
+    var now = MonotonicInstant.zero
+    var lines: [String] = []
+    var armed: MonotonicInstant?
+    var runs: [ControlEngine.PerformJob] = []
+    var reads: [ControlEngine.ValueReadJob] = []
+    var traceEffects = false
+
+    func emit(_ text: String) { lines.append("@\(now - EngineScenarioDriver.origin) \(text)") }
+
+    func announce(_ event: Event) {
+      switch event {
+      case .pressed(let b, _, let hint, let time, let threshold):
+        emit("pressed \(b) hint=\(quote(hint ?? "")) deadline=@\(time + threshold - EngineScenarioDriver.origin)")
+      case .released(let b, _, let hint, _, let d): emit("released \(b) hint=\(quote(hint ?? "")) held=\(d)")
+      case .held(let b, let k, let t): emit("held \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin)")
+      case .performing(let k, let b, let s, let v):
+        emit(
+          "performing \(k) \(b.map { "button=\($0)" } ?? "source=\(s)")\(v.map { $0 ? " value=on" : " value=off" } ?? "")"
+        )
+      case .performed(_, _, let c): emit("performed \(c.kind) \(describe(c))")
+      case .failed(let k, _, _, let e): emit("failed \(k) \(e.code) \(quote(e.message))")
+      case .busy(let k, let b, _): emit("busy \(k)\(b.map { " button=\($0)" } ?? "")")
+      case .cancelled(let b, _, let r): emit("cancelled \(b) reason=\(r)")
+      case .state(let c, let buttons):
+        emit("state \(c.kind) \(describe(c))\(buttons.isEmpty ? "" : " buttons=\(buttons.joined(separator: ","))")")
+      case .assigned(let b, let c): emit("assigned \(b) \(c.map { "kind=\($0.kind) \(describe($0))" } ?? "none")")
+      case .deviceAdded, .deviceRemoved, .configReloaded: emit("\(event.name.rawValue)")
+      }
+    }
+    func log(_ level: LogLevel, _ message: String) {
+      if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }
+    }
+    func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
+    func runIntent(_ job: ControlEngine.PerformJob) {
+      runs.append(job)
+      if traceEffects {
+        emit(
+          "run \(job.kind) intent=\(job.intent.typeName)\(job.requestedValue.map { $0 ? " value=1" : " value=0" } ?? "")"
+        )
+      }
+    }
+    func readValue(_ job: ControlEngine.ValueReadJob) {
+      reads.append(job)
+      if traceEffects { emit("read \(job.instance.id) provider=\(job.provider.typeName)") }
+    }
+    func persist(_ state: ControlEngine.PersistentState) {
+      if traceEffects {
+        let values = state.values.keys.sorted().map { "\($0)=\(state.values[$0]! ? "on" : "off")" }
+        let assigned = state.assignments.keys.sorted().map { "\($0)->\(state.assignments[$0]!.kind)" }
+        emit("persist values=[\(values.joined(separator: ","))] assignments=[\(assigned.joined(separator: ","))]")
+      }
+    }
+  }
+}

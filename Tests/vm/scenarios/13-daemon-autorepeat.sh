@@ -1,0 +1,26 @@
+# Daemon: a device with EV_REP autorepeats the held key (value 2 every 33 ms after 250 ms); a
+# 1500 ms hold still performs exactly once and the repeats never start another press.
+# timeout: 60
+. "$VM_LIB"
+need_daemon
+
+dev_start a --preset usb-keyboard --name actiond-vm-button --rep-delay 250ms --rep-period 33ms
+write_config config.json
+start_daemon config.json
+wait_bound
+watch_start
+reader_start r "$DEV_NODE" --timeout 3s --count 100
+
+dev_cmd a "press KEY_PROG1 1500ms"
+wait_for_event watch.log performed
+settle_ms 800
+repeats=$(count_lines r.log 'EV_KEY KEY_PROG1 2$')
+step "the kernel sent $repeats autorepeats"
+[ "$repeats" -ge 20 ] || fail "expected the input core to autorepeat (got $repeats repeats)"
+expect_event watch.log pressed 1
+expect_event watch.log held 1
+expect_event watch.log performing 1
+expect_event watch.log performed 1
+expect_event watch.log released 0
+stop_daemon
+dev_stop a

@@ -1,0 +1,36 @@
+# Daemon: SIGHUP with a changed configuration takes effect (threshold 600 -> 1200 ms: an 800 ms
+# press is then a short press); SIGHUP with a broken configuration is rejected, announced with
+# its problems, and the running configuration stays.
+# timeout: 90
+. "$VM_LIB"
+need_daemon
+
+dev_start a --preset gpio-keys --name actiond-vm-button
+write_config config.json
+start_daemon config.json
+wait_bound
+watch_start
+
+HOLD_MS=1200
+write_config config.json
+unset HOLD_MS
+kill -HUP "$DAEMON_PID"
+wait_for_event watch.log config-reloaded 1
+expect_line watch.log '"event":"config-reloaded".*"applied":true'
+wait_bound
+dev_cmd a "press KEY_PROG1 800ms"
+wait_for_event watch.log released 1
+expect_event watch.log performing 0
+
+echo '{ buttons: [ { name: "action", key: "KEY_NOT_A_KEY" } ' >config.json
+kill -HUP "$DAEMON_PID"
+wait_for_event watch.log config-reloaded 2
+expect_line watch.log '"event":"config-reloaded".*"applied":false'
+expect_no_line watch.log '"event":"config-reloaded".*"problems":\[\]'
+expect_daemon_alive
+dev_cmd a "press KEY_PROG1 800ms"
+wait_for_event watch.log released 2
+dev_cmd a "press KEY_PROG1 1500ms"
+wait_for_event watch.log performed 1
+stop_daemon
+dev_stop a
