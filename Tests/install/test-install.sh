@@ -50,6 +50,17 @@ for f in etc/actiond/actiond.json usr/local/lib/udev/rules.d/70-actiond.rules us
   [ "$(stat -c %a "$root/$f")" = 644 ] || fail "$f is not mode 644"
 done
 
+# The installed client accepts the installed configuration (the daemon's own loader).
+"$root/usr/local/bin/actionctl" check-config "$root/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 \
+  || { cat "$tmp/check.log" >&2; fail "actionctl check-config rejects the installed actiond.json"; }
+# ...and it is the embedded default configuration, below its header comment, so
+# installing it changes nothing until the operator edits it.
+embedded=$(sed -n '/static let text = """/,/^    """/p' Sources/ActiondCore/Config/DefaultConfiguration.swift \
+  | sed '1,2d;$d' | sed 's/^    //')
+shipped=$(sed '/^\/\//d' examples/actiond.json)
+[ -n "$embedded" ] && [ "$embedded" = "$shipped" ] \
+  || fail "examples/actiond.json is not DefaultConfiguration.text: $(diff <(echo "$embedded") <(echo "$shipped") | head -5)"
+
 # 3. PREFIX=/usr (a distribution package): the unit follows the prefix.
 mk install-data DESTDIR="$tmp/usr-root" PREFIX=/usr
 grep -qx 'ExecStart=/usr/sbin/actiond' "$tmp/usr-root/usr/lib/systemd/system/actiond.service" \
