@@ -80,10 +80,26 @@ let package = Package(
       dependencies: ["ActiondCore", "ActiondLinux"],
       swiftSettings: strictSettings
     ),
+    // `make bench-core`: recognizer throughput and heap allocations per event. The
+    // allocation counter interposes malloc, so it is linked into the benchmark only.
+    .target(
+      name: "CAllocCounter",
+      path: "Sources/CAllocCounter"
+    ),
+    .executableTarget(
+      name: "actiond-bench",
+      dependencies: ["ActiondCore", "CAllocCounter"],
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "ActiondCoreTests",
       dependencies: ["ActiondCore"],
       resources: [.copy("Scenarios")],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActiondTestDevTests",
+      dependencies: ["actiond-testdev", "ActiondCore"],
       swiftSettings: strictSettings
     ),
     .testTarget(
