@@ -80,6 +80,17 @@ let package = Package(
       dependencies: ["ActiondCore", "ActiondLinux"],
       swiftSettings: strictSettings
     ),
+    // `make bench-core`: recognizer throughput and heap allocations per event. The
+    // allocation counter interposes malloc, so it is linked into the benchmark only.
+    .target(
+      name: "CAllocCounter",
+      path: "Sources/CAllocCounter"
+    ),
+    .executableTarget(
+      name: "actiond-bench",
+      dependencies: ["ActiondCore", "CAllocCounter"],
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "ActiondCoreTests",
       dependencies: ["ActiondCore"],

@@ -264,6 +264,30 @@ private func instance(
     #expect(try IntentSpec.state.substituting(values) == .state)
   }
 
+  @Test func pathsTakeOneComponentPerValue() throws {
+    #expect(flashlight.pathParameters == ["led"])
+    #expect(timer.pathParameters.isEmpty)
+    for bad in ["..", ".", "", "a/b", "../x"] {
+      #expect(throws: ParameterSubstitution.Failure.self, "\(bad)") {
+        try flashlight.intent.substituting(["led": .string(bad)])
+      }
+      #expect(throws: ParameterProblems.self, "\(bad)") {
+        try ControlInstance(definition: flashlight, configuration: ["led": ParameterValue.string(bad)])
+      }
+    }
+    // Arguments are not paths: a script path is a fine argument.
+    let run = ExecSpec(argv: ["/bin/sh", "${path}"], workingDirectory: "/srv/${dir}")
+    #expect(try run.substituting(["path": .string("/opt/x.sh"), "dir": .string("a")]).argv[1] == "/opt/x.sh")
+    #expect(throws: ParameterSubstitution.Failure.self) {
+      try run.substituting(["path": .string("/opt/x.sh"), "dir": .string("a/b")])
+    }
+    let d = ControlDefinition(
+      kind: "a.b", type: .button, displayName: "Run", intent: .exec(run),
+      parameters: [ParameterSpec(name: "path", type: .string), ParameterSpec(name: "dir", type: .string)])
+    #expect(d.pathParameters == ["dir"])
+    #expect(try ControlInstance(definition: d, configuration: ["path": "/opt/x.sh"] as JSONObject).isConfigured)
+  }
+
   @Test func fileValues() {
     #expect(ValueProviderSpec.interpretFile("1\n", on: "1") == .on)
     #expect(ValueProviderSpec.interpretFile("255\n", on: "1") == .on)
@@ -361,5 +385,81 @@ private func instance(
   @Test func description() throws {
     let m = DeviceMatch(tags: ["actiond"], name: try Glob("gpio*"), vendor: 0x1a86, product: 0xe026)
     #expect(m.description == #"tag=actiond name="gpio*" id=1a86:e026"#)
+  }
+}
+
+@Suite struct ConfigBridgeTests {
+  @Test func snapshotOfAToggle() throws {
+    let i = try ControlInstance(definition: timer, configuration: [:] as [String: ParameterValue])
+    let on = ControlPresentation(definition: timer, instance: i, value: .on).snapshot(performing: true)
+    #expect(
+      on
+        == ControlSnapshot(
+          kind: "org.example.timer", displayName: "Work Timer", type: .toggle, configuration: [:], value: true,
+          valueText: "Running", symbol: "timer", tint: "orange", hint: "Hold to Stop", configured: true,
+          available: true, performing: true, reason: nil))
+    let unavailable = ControlPresentation(definition: timer, instance: i, value: .unavailable(reason: "timeout"))
+      .snapshot()
+    #expect(unavailable.value == nil)
+    #expect(unavailable.available == false)
+    #expect(unavailable.reason == "timeout")
+    #expect(unavailable.hint == "Work Timer unavailable")
+  }
+
+  @Test func snapshotOfAnUnconfiguredInstance() throws {
+    let i = try ControlInstance(definition: flashlight, configuration: ["level": ParameterValue.integer(4)])
+    let s = ControlPresentation(definition: flashlight, instance: i, value: .unknown).snapshot()
+    #expect(s.configured == false)
+    #expect(s.reason == "choose led")
+    #expect(s.configuration == ["level": 4])
+    #expect(s.hint == "Configure Flashlight: choose led")
+  }
+
+  @Test func snapshotOfAButton() throws {
+    let i = try ControlInstance(definition: photo, configuration: [:] as [String: ParameterValue])
+    let s = ControlPresentation(definition: photo, instance: i, value: .on).snapshot()
+    #expect(s.type == .button)
+    #expect(s.value == nil)
+    #expect(s.valueText == nil)
+  }
+
+  @Test func configurationRoundTripsThroughJSONAndTheStore() throws {
+    let i = try ControlInstance(
+      definition: flashlight, configuration: ["led": ParameterValue.string("green"), "level": .integer(9)])
+    #expect(i.configurationJSON == ["led": "green", "level": 9])
+    let again = try ControlInstance(definition: flashlight, configuration: i.configurationJSON)
+    #expect(again == i)
+    let stored = StateSnapshot.Assignment(i)
+    #expect(stored.kind == "org.example.flashlight")
+    #expect(stored.configuration == ["led": "green", "level": 9])
+  }
+
+  @Test func buttonRecognizerSettings() throws {
+    let b = ButtonConfig(name: "a", keyCode: 148, holdThreshold: .milliseconds(250), debounce: .milliseconds(5))
+    let s = try b.recognizerSettings()
+    #expect(s.holdThreshold == .milliseconds(250))
+    #expect(s.debounce == .milliseconds(5))
+    let bad = ButtonConfig(name: "a", keyCode: 148, holdThreshold: .milliseconds(50))
+    #expect(throws: RecognizerSettings.Invalid.self) { try bad.recognizerSettings() }
+    #expect(ButtonConfig.holdThresholdRangeMs == 100...10_000)
+    #expect(ButtonConfig.debounceRangeMs == 0...200)
+    #expect(b.keyName == "KEY_PROG1")
+  }
+}
+
+@Suite struct ConfigSuggestionTests {
+  @Test func suggestions() {
+    let keys = ["holdThresholdMs", "debounceMs", "grab", "on", "off", "warning", "configuration"]
+    #expect(closestMatch(to: "holdTresholdMs", in: keys) == "holdThresholdMs")
+    #expect(closestMatch(to: "GRAB", in: keys) == "grab")
+    #expect(closestMatch(to: "garb", in: keys) == "grab")  // a swap is one edit
+    #expect(closestMatch(to: "of", in: keys) == "off")  // ties prefer the word's continuation
+    #expect(closestMatch(to: "warn", in: keys) == "warning")
+    #expect(closestMatch(to: "config", in: keys) == "configuration")
+    #expect(closestMatch(to: "x", in: keys) == nil)
+    #expect(closestMatch(to: "", in: keys) == nil)
+    #expect(closestMatch(to: "shell", in: keys) == nil)
+    #expect(editDistance(Array("kitten".utf8), Array("sitting".utf8)) == 3)
+    #expect(editDistance([], Array("abc".utf8)) == 3)
   }
 }

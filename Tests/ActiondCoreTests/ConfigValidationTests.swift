@@ -410,6 +410,38 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
       ])
   }
 
+  @Test func programMustNotBeARelativePath() {
+    #expect(
+      control(#"\#(button), intent: { type: "exec", argv: ["bin/run"] }"#) == [
+        #"controls[0].intent.argv[0]: must be an absolute path or a program name looked up in PATH, got "bin/run""#
+      ])
+    #expect(control(#"\#(button), intent: { type: "exec", argv: ["run", "a/b"] }"#) == [])
+  }
+
+  @Test func pathParametersMustBeOneComponent() {
+    #expect(
+      control(
+        #"\#(toggle), intent: { type: "write", path: "/sys/class/leds/${led}/brightness" }, value: { type: "file", path: "/x/${mode}" }, parameters: [{ name: "led", type: "string", default: ".." }, { name: "mode", type: "choice", choices: ["a", "b/c"], default: "a" }]"#
+      )
+        == [
+          "controls[0].parameters[0].default: must not be . or .. (it is used in a path)",
+          "controls[0].parameters[1].choices[1]: must not contain / (it is used in a path as one component)",
+        ])
+    // A broken parameter is reported once, not again for each placeholder naming it.
+    #expect(
+      control(
+        #"\#(toggle), intent: { type: "write", path: "/x/${mode}" }, parameters: [{ name: "mode", type: "choice", choices: [""], default: "a" }]"#
+      )
+        == ["controls[0].parameters[0].choices[0]: must not be empty"])
+    let led =
+      #"{ kind: "a.led", type: "toggle", displayName: "LED", intent: { type: "write", path: "/sys/class/leds/${led}/brightness" }, parameters: [{ name: "led", type: "string", required: true }] }"#
+    #expect(
+      check(
+        #"{ buttons: [{ name: "a", key: 1 }], controls: [\#(led)], assignments: { a: { kind: "a.led", configuration: { led: "../../../etc/shadow" } } } }"#
+      )
+        == ["assignments.a.configuration.led: must not contain / (it is used in a path as one component)"])
+  }
+
   @Test func writeAndValueProblems() {
     #expect(
       control(#"\#(toggle), intent: { type: "write", on: 1 }"#) == [

@@ -111,10 +111,15 @@ public struct ButtonConfig: Hashable, Sendable {
   /// grabbing a keyboard for one key takes all its keys away from the desktop.
   public var grab: Bool
 
-  public static let defaultHoldThreshold = TimeSpan.milliseconds(600)
-  public static let holdThresholdRangeMs: ClosedRange<Int64> = 100...10_000
-  public static let defaultDebounce = TimeSpan.zero
-  public static let debounceRangeMs: ClosedRange<Int64> = 0...200
+  // The recognizer owns the timing rules; the configuration only spells them in milliseconds.
+  public static let defaultHoldThreshold = RecognizerSettings.defaultHoldThreshold
+  public static let holdThresholdRangeMs: ClosedRange<Int64> =
+    RecognizerSettings.holdThresholdRange.lowerBound
+    .milliseconds...RecognizerSettings.holdThresholdRange.upperBound
+    .milliseconds
+  public static let defaultDebounce = RecognizerSettings.defaultDebounce
+  public static let debounceRangeMs: ClosedRange<Int64> =
+    RecognizerSettings.debounceRange.lowerBound.milliseconds...RecognizerSettings.debounceRange.upperBound.milliseconds
 
   public init(
     name: String, keyCode: UInt16, keyName: String? = nil, match: DeviceMatch = .default,
@@ -128,6 +133,12 @@ public struct ButtonConfig: Hashable, Sendable {
     self.holdThreshold = holdThreshold
     self.debounce = debounce
     self.grab = grab
+  }
+
+  /// The press recognizer's settings for this button. A loaded configuration never throws
+  /// here (the loader checked the same ranges); a hand-built `ButtonConfig` may.
+  public func recognizerSettings() throws(RecognizerSettings.Invalid) -> RecognizerSettings {
+    try RecognizerSettings(holdThreshold: holdThreshold, debounce: debounce)
   }
 
   /// Whether `name` is a valid button name.

@@ -136,12 +136,25 @@ extension ConfigurationLoader {
     checkPlaceholders(o, path, r, parameters: parameters)
 
     guard r.problems.count == before, let type, let intent else { return }
-    set.definitions.append(
-      ControlDefinition(
-        kind: kind, type: type, displayName: displayName, title: title, description: description,
-        valueText: valueText, symbol: symbol, tint: tint, actionHint: actionHint, intent: intent, value: provider,
-        previewValue: previewValue, parameters: parameters, requiresConfiguration: requiresConfiguration,
-        source: r.file))
+    let definition = ControlDefinition(
+      kind: kind, type: type, displayName: displayName, title: title, description: description,
+      valueText: valueText, symbol: symbol, tint: tint, actionHint: actionHint, intent: intent, value: provider,
+      previewValue: previewValue, parameters: parameters, requiresConfiguration: requiresConfiguration,
+      source: r.file)
+    // A default used in a path must be one path component, like any value given later.
+    let pathParameters = definition.pathParameters
+    for (i, spec) in parameters.enumerated() where pathParameters.contains(spec.name) {
+      if let d = spec.defaultValue, let problem = ParameterSubstitution.pathComponentProblem(d.text) {
+        r.report(path / "parameters" / i / "default", problem)
+      }
+      for (j, choice) in spec.choices.enumerated() {
+        if let problem = ParameterSubstitution.pathComponentProblem(choice) {
+          r.report(path / "parameters" / i / "choices" / j, problem)
+        }
+      }
+    }
+    guard r.problems.count == before else { return }
+    set.definitions.append(definition)
   }
 
   /// A string for both states, or (toggles) `{on, off}` with both present.
@@ -331,6 +344,12 @@ extension ConfigurationLoader {
           // Arguments may be empty strings; the program name may not.
           r.string(e, path / "argv" / i, allowEmpty: i > 0)
         }
+        // A relative path with a slash would depend on the working directory.
+        if let program = a.first?.stringValue, program.contains("/"), !program.hasPrefix("/") {
+          r.report(
+            path / "argv" / 0,
+            "must be an absolute path or a program name looked up in PATH, got \(JSONEncoding.quoted(program))")
+        }
       } else {
         r.report(path / "argv", "must be an array of strings (no shell is involved), got \(v.typeName)")
       }
@@ -389,6 +408,8 @@ extension ConfigurationLoader {
       }
     }
     let declared = parameters.map(\.name)
+    // Parameters written but invalid were reported already; a placeholder naming one is not.
+    let written = Set((o["parameters"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue })
     for (template, p) in templates {
       let names: [String]
       do {
@@ -399,6 +420,7 @@ extension ConfigurationLoader {
       }
       for name in names {
         guard let spec = parameters.first(where: { $0.name == name }) else {
+          if written.contains(name) { continue }
           var message = "${\(name)} names no parameter of this control"
           if let s = closestMatch(to: name, in: declared) { message += " (did you mean ${\(s)}?)" }
           r.report(p, message)

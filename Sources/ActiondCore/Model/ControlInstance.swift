@@ -27,6 +27,12 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
 
   public var description: String { id }
 
+  /// The explicit configuration as a JSON object, members sorted by name: what the socket
+  /// protocol and the state store carry, and what `init(definition:configuration:)` reads back.
+  public var configurationJSON: JSONObject {
+    JSONObject(configuration.keys.sorted().map { (key: $0, value: configuration[$0]!.json) })
+  }
+
   /// The `ACTIOND_PARAM_<NAME>` variables an exec intent or value command gets, one per value.
   public var parameterEnvironment: [String: String] {
     var env: [String: String] = [:]
@@ -45,6 +51,10 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
         continue
       }
       if let message = spec.check(configuration[name]!) {
+        problems.append(ParameterProblem(parameter: name, message: message))
+      } else if definition.pathParameters.contains(name),
+        let message = ParameterSubstitution.pathComponentProblem(configuration[name]!.text)
+      {
         problems.append(ParameterProblem(parameter: name, message: message))
       }
     }
@@ -81,7 +91,9 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
         problems.append(ParameterProblem(parameter: name, message: typeMessage(spec)))
         continue
       }
-      if let message = spec.check(v) {
+      if let message = spec.check(v)
+        ?? (definition.pathParameters.contains(name) ? ParameterSubstitution.pathComponentProblem(v.text) : nil)
+      {
         problems.append(ParameterProblem(parameter: name, message: message))
         continue
       }
@@ -162,16 +174,45 @@ public enum ParameterSubstitution {
 
   /// The template with every `${name}` replaced by `values[name].text`.
   public static func substitute(_ template: String, values: [String: ParameterValue]) throws(Failure) -> String {
+    try substitute(template, values: values, inPath: false)
+  }
+
+  /// Like `substitute(_:values:)` for a file system path (a write or file path, a working
+  /// directory): each value must be one path component (`pathComponentProblem`), so a
+  /// parameter can pick *which* LED but never lead the path elsewhere (`../../etc/shadow`).
+  public static func substitutePath(_ template: String, values: [String: ParameterValue]) throws(Failure) -> String {
+    try substitute(template, values: values, inPath: true)
+  }
+
+  /// Why a value cannot stand for one path component (empty, `.`, `..`, contains `/` or NUL), or nil.
+  public static func pathComponentProblem(_ value: String) -> String? {
+    if value.isEmpty { return "must not be empty (it is used in a path)" }
+    if value == "." || value == ".." { return "must not be . or .. (it is used in a path)" }
+    if value.contains("/") { return "must not contain / (it is used in a path as one component)" }
+    if value.utf8.contains(0) { return "must not contain a NUL character" }
+    return nil
+  }
+
+  private static func substitute(
+    _ template: String, values: [String: ParameterValue], inPath: Bool
+  ) throws(Failure) -> String {
     var out = ""
-    var missing: String?
+    var failure: String?
     try scan(template) { (piece: Piece) in
       switch piece {
       case .literal(let s): out += s
       case .placeholder(let n):
-        if let v = values[n] { out += v.text } else if missing == nil { missing = n }
+        guard let v = values[n] else {
+          if failure == nil { failure = "parameter \(n) has no value" }
+          return
+        }
+        if inPath, failure == nil, let problem = pathComponentProblem(v.text) {
+          failure = "parameter \(n) \(problem)"
+        }
+        out += v.text
       }
     }
-    if let missing { throw Failure(message: "parameter \(missing) has no value") }
+    if let failure { throw Failure(message: failure) }
     return out
   }
 
@@ -210,13 +251,37 @@ public enum ParameterSubstitution {
   }
 }
 
+extension ControlDefinition {
+  /// Parameters used in a file system path (write or file `path`, `workingDirectory`):
+  /// their values must be single path components.
+  public var pathParameters: Set<String> {
+    var templates: [String] = []
+    switch intent {
+    case .exec(let e): templates += e.workingDirectory.map { [$0] } ?? []
+    case .write(let path, _, _): templates.append(path)
+    case .state, .provider: break
+    }
+    switch value {
+    case .exec(let e)?: templates += e.workingDirectory.map { [$0] } ?? []
+    case .file(let path, _)?: templates.append(path)
+    default: break
+    }
+    var names = Set<String>()
+    for t in templates {
+      // Validated definitions have well-formed templates; a malformed one contributes nothing.
+      if let found = try? ParameterSubstitution.placeholders(in: t) { names.formUnion(found) }
+    }
+    return names
+  }
+}
+
 extension ExecSpec {
   /// The spec with parameter values substituted into argv, working directory and environment values.
   public func substituting(_ values: [String: ParameterValue]) throws(ParameterSubstitution.Failure) -> ExecSpec {
     var copy = self
     copy.argv = []
     for element in argv { copy.argv.append(try ParameterSubstitution.substitute(element, values: values)) }
-    if let w = workingDirectory { copy.workingDirectory = try ParameterSubstitution.substitute(w, values: values) }
+    if let w = workingDirectory { copy.workingDirectory = try ParameterSubstitution.substitutePath(w, values: values) }
     for (k, v) in environment { copy.environment[k] = try ParameterSubstitution.substitute(v, values: values) }
     return copy
   }
@@ -228,7 +293,7 @@ extension IntentSpec {
     switch self {
     case .exec(let e): return .exec(try e.substituting(values))
     case .write(let path, let on, let off):
-      return .write(path: try ParameterSubstitution.substitute(path, values: values), on: on, off: off)
+      return .write(path: try ParameterSubstitution.substitutePath(path, values: values), on: on, off: off)
     case .state, .provider: return self
     }
   }
@@ -241,7 +306,8 @@ extension ValueProviderSpec {
   ) throws(ParameterSubstitution.Failure) -> ValueProviderSpec {
     switch self {
     case .exec(let e): return .exec(try e.substituting(values))
-    case .file(let path, let on): return .file(path: try ParameterSubstitution.substitute(path, values: values), on: on)
+    case .file(let path, let on):
+      return .file(path: try ParameterSubstitution.substitutePath(path, values: values), on: on)
     case .store, .provider: return self
     }
   }

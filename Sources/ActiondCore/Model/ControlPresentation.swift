@@ -32,6 +32,8 @@ public struct ControlPresentation: Hashable, Sendable {
   public var tint: String?
   /// Required parameters without a value (empty when configured).
   public var missing: [String]
+  /// The instance's explicit configuration (`ControlInstance.configurationJSON`).
+  public var configuration: JSONObject
 
   /// The text shown as the value of an unavailable toggle.
   public static let unavailableText = "Unavailable"
@@ -42,6 +44,7 @@ public struct ControlPresentation: Hashable, Sendable {
     displayName = definition.displayName
     type = definition.type
     missing = instance.missing
+    configuration = instance.configurationJSON
     hint = ControlPresentation.hint(for: definition, missing: instance.missing, value: value)
     tint = definition.tint
     switch definition.type {
