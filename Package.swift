@@ -98,6 +98,11 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .testTarget(
+      name: "ActiondTestDevTests",
+      dependencies: ["actiond-testdev", "ActiondCore"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
       name: "ActiondLinuxTests",
       dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CEvdev"],
       swiftSettings: strictSettings
