@@ -242,12 +242,22 @@ public struct PressRecognizer: Hashable, Sendable {
     public var startIndex: Int { 0 }
     public var endIndex: Int { slot0 == nil ? 0 : (slot1 == nil ? 1 : 2) }
     public subscript(position: Int) -> PressAnnouncement {
-      switch position {
-      case 0: slot0!
-      case 1: slot1!
-      default: preconditionFailure("announcement index \(position) out of range")
+      precondition(position >= 0 && position < endIndex, "announcement index out of range")
+      return position == 0 ? slot0! : slot1!
+    }
+
+    /// A concrete iterator: `for announcement in output.announcements` then needs no
+    /// generic `IndexingIterator`, which allocates per element in unoptimized builds.
+    public struct Iterator: IteratorProtocol, Sendable {
+      var next0: PressAnnouncement?
+      var next1: PressAnnouncement?
+      public mutating func next() -> PressAnnouncement? {
+        defer { (next0, next1) = (next1, nil) }
+        return next0
       }
     }
+
+    public func makeIterator() -> Iterator { Iterator(next0: slot0, next1: slot1) }
 
     /// No input produces more than two announcements (see the transitions); a third
     /// would be a bug in this file, so it traps rather than being dropped silently.
