@@ -71,8 +71,8 @@
 //        nothing           nothing *pressed *releasedShort
 //
 //  7. Device lost mid-press: the pending hold is cancelled, even if its deadline
-//     has passed but not yet been delivered (the kernel discards unread events on
-//     removal, so a release may have been lost). After a hold, the press in
+//     has passed but not yet been delivered (events not yet read are gone with the
+//     device, and a release may have been among them). After a hold, the press in
 //     progress ends with a cancellation too. A release waiting for debounce is
 //     confirmed: it was read, and no re-press can come any more.
 //
@@ -86,6 +86,8 @@
 //       -------[lost]..S(down)====R     nothing: a press of unknown time is no press
 //       P===|==[lost]..S(down)====R     held already announced: releasedAfterHold(R)
 //       P===|==[lost]..S(up)            *cancelled(resyncUp, afterHold)
+//       P====R-[lost]..S(up|down)       a release waiting for debounce is confirmed
+//                                       (released at R); if down, then like case 6
 //
 //     A pending press is cancelled even when the key is still down: the lost
 //     events may hide a release and a new press, and guessing could perform an
