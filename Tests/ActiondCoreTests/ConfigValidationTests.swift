@@ -90,14 +90,14 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
   }
 
   @Test func logLevels() throws {
-    for level in Configuration.LogLevel.allCases {
-      #expect(try load(#"{ logLevel: "\#(level.rawValue)" }"#).logLevel == level)
+    for level in LogLevel.allCases {
+      #expect(try load(#"{ logLevel: "\#(level.name)" }"#).logLevel == level)
     }
     #expect(
       check(#"{ logLevel: "warn" }"#) == [
         #"logLevel: must be one of debug, info, notice, warning, error, got "warn" (did you mean warning?)"#
       ])
-    #expect(Configuration.LogLevel.debug < .error)
+    #expect(LogLevel.debug < .error)
   }
 }
 

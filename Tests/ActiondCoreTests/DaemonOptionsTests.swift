@@ -7,7 +7,7 @@ import Testing
     let o = try DaemonOptions.parse([])
     #expect(o.mode == .run)
     #expect(o.configPath == nil)
-    #expect(o.logLevel == .info)
+    #expect(o.logLevel == nil)  // the configuration decides
   }
 
   @Test func parsesEveryOption() throws {

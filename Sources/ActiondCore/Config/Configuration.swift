@@ -42,15 +42,6 @@ public struct Configuration: Hashable, Sendable {
 
   /// The button with a name.
   public func button(named name: String) -> ButtonConfig? { buttons.first { $0.name == name } }
-
-  /// Log thresholds, in increasing severity (syslog names).
-  public enum LogLevel: String, Hashable, Sendable, CaseIterable, Comparable {
-    case debug, info, notice, warning, error
-
-    public static func < (a: LogLevel, b: LogLevel) -> Bool {
-      allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-    }
-  }
 }
 
 /// The control socket: where it is and who may do what.

@@ -113,7 +113,7 @@ public enum ConfigurationLoader {
     if let s = r.absolutePath(in: top, "stateDirectory", root) { config.stateDirectory = s }
     if let s = r.absolutePath(in: top, "controlsDirectory", root) { config.controlsDirectory = s }
     if let v = top["logLevel"],
-      let l = r.word(v, root / "logLevel", Configuration.LogLevel.allCases.map { ($0.rawValue, $0) })
+      let l = r.word(v, root / "logLevel", LogLevel.allCases.map { ($0.name, $0) })
     {
       config.logLevel = l
     }

@@ -1,39 +1,3 @@
-/// How verbose the log is; ordered from most to least verbose.
-public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
-  case debug = 7
-  case info = 6
-  case notice = 5
-  case warning = 4
-  case error = 3
-
-  /// The syslog priority (`<N>` prefix, journald `PRIORITY=`).
-  public var syslogPriority: Int { rawValue }
-
-  public init?(name: String) {
-    switch name.lowercased() {
-    case "debug": self = .debug
-    case "info": self = .info
-    case "notice": self = .notice
-    case "warning", "warn": self = .warning
-    case "error", "err": self = .error
-    default: return nil
-    }
-  }
-
-  public var description: String {
-    switch self {
-    case .debug: return "debug"
-    case .info: return "info"
-    case .notice: return "notice"
-    case .warning: return "warning"
-    case .error: return "error"
-    }
-  }
-
-  /// More verbose levels compare smaller, so `level >= threshold` means "show it".
-  public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue > b.rawValue }
-}
-
 /// The daemon's command line, parsed without Foundation so it is testable in the core.
 public struct DaemonOptions: Equatable, Sendable {
   /// What the invocation asks for.
@@ -57,7 +21,8 @@ public struct DaemonOptions: Equatable, Sendable {
   public var socketPath: String?
   /// Overrides the configuration's state directory.
   public var stateDirectory: String?
-  public var logLevel: LogLevel = .info
+  /// nil: the configuration's `logLevel` (default info).
+  public var logLevel: LogLevel?
 
   public init() {}
 

@@ -1,40 +1,5 @@
 import ActiondCore
 
-/// Log severities, in increasing order, with their syslog priorities.
-public enum LogLevel: Int, Comparable, CaseIterable, Sendable, CustomStringConvertible {
-  case debug, info, notice, warning, error
-
-  /// Parses `debug|info|notice|warning|error` (as `--log-level` takes them).
-  public init?(name: String) {
-    guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
-    self = level
-  }
-
-  public var name: String {
-    switch self {
-    case .debug: "debug"
-    case .info: "info"
-    case .notice: "notice"
-    case .warning: "warning"
-    case .error: "error"
-    }
-  }
-
-  /// The syslog priority (LOG_DEBUG=7 ... LOG_ERR=3) journald understands in `<N>` and PRIORITY=.
-  public var syslogPriority: Int {
-    switch self {
-    case .debug: 7
-    case .info: 6
-    case .notice: 5
-    case .warning: 4
-    case .error: 3
-    }
-  }
-
-  public var description: String { name }
-  public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
-}
-
 /// One log entry: a human message plus structured data.
 public struct LogRecord: Sendable, Equatable {
   public var level: LogLevel

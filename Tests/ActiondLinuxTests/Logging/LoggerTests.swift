@@ -1,3 +1,4 @@
+import ActiondCore
 import ActiondLinux
 import Glibc
 import Testing
