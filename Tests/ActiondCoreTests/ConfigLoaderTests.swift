@@ -212,3 +212,61 @@ let timerControl = """
     #expect(problems("[]") == ["actiond.json:1: must be an object (the configuration), got array"])
   }
 }
+
+/// Deterministic pseudo-random numbers (SplitMix64), so a failure reproduces.
+private struct MutationRandom: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+@Suite struct ConfigMutationTests {
+  /// Damaged files (truncated, bytes replaced, lines dropped or doubled) never crash the
+  /// loader, and every problem it reports points into the file.
+  @Test func damagedFilesAreReportedNotCrashed() {
+    var rng = MutationRandom(state: 0xAC71_04D)
+    let original = Array(DefaultConfiguration.text.utf8)
+    let alphabet = Array("{}[]:,\"'/*\n 0123456789abcxyzKEY_-.$".utf8)
+    var rejected = 0
+    for round in 0..<2000 {
+      var bytes = original
+      switch round % 4 {
+      case 0:
+        bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
+      case 1:
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+          bytes[Int.random(in: 0..<bytes.count, using: &rng)] = alphabet.randomElement(using: &rng)!
+        }
+      case 2:
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        lines.remove(at: Int.random(in: 0..<lines.count, using: &rng))
+        bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+      default:
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let i = Int.random(in: 0..<lines.count, using: &rng)
+        lines.insert(lines[i], at: i)
+        bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+      }
+      let text = String(decoding: bytes, as: UTF8.self)
+      let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+      do {
+        _ = try ConfigurationLoader.load(main: ConfigurationSource(name: "m.json", text: text))
+      } catch {
+        rejected += 1
+        #expect(!error.problems.isEmpty)
+        for p in error.problems {
+          #expect(p.file == "m.json")
+          #expect((1...lineCount).contains(p.line ?? 0), "\(p) in:\n\(text)")
+          #expect(!p.message.isEmpty)
+        }
+      }
+    }
+    // The mutations must actually exercise the error paths.
+    #expect(rejected > 1000)
+  }
+}

@@ -463,3 +463,43 @@ private func instance(
     #expect(editDistance([], Array("abc".utf8)) == 3)
   }
 }
+
+@Suite struct ConfigDefinitionJSONTests {
+  /// Every definition prints as configuration that loads back to the same definition.
+  @Test func definitionsRoundTrip() throws {
+    let text = """
+      { controls: [
+        { kind: "a.unit", type: "toggle", displayName: "Unit", title: "T", description: "D",
+          valueText: { on: "Up", off: "Down" }, symbol: { on: "s1", off: "s2" }, tint: "#abc",
+          actionHint: { on: "Stop", off: "Start" }, previewValue: true, requiresConfiguration: true,
+          intent: { type: "exec", argv: ["/bin/x", "${unit}"], timeoutMs: 1500, workingDirectory: "/tmp",
+                    user: 65534, environment: { B: "2", A: "1" } },
+          value: { type: "exec", argv: ["is-up", "${unit}"], user: "nobody" },
+          parameters: [
+            { name: "unit", type: "string", required: true, title: "Unit", description: "which" },
+            { name: "n", type: "integer", minimum: -1, maximum: 5, default: 0 },
+            { name: "c", type: "choice", choices: ["x", "y"], default: "y" },
+            { name: "b", type: "boolean", default: true },
+          ] },
+        { kind: "a.led", type: "toggle", displayName: "LED", intent: { type: "write", path: "/sys/${led}", on: "255" },
+          value: { type: "file", path: "/sys/${led}", on: "255" },
+          parameters: [{ name: "led", type: "string", required: true }] },
+        { kind: "a.file", type: "toggle", displayName: "F", intent: { type: "provider" }, value: { type: "file", path: "/f" } },
+        { kind: "a.app", type: "toggle", displayName: "App", intent: { type: "provider" }, value: { type: "provider" } },
+        { kind: "a.timer", type: "toggle", displayName: "Timer", intent: { type: "state" } },
+        { kind: "a.photo", type: "button", displayName: "Photo", symbol: "camera", tint: "red", intent: { type: "exec", argv: ["snap"] } },
+        { kind: "a.poke", type: "button", displayName: "Poke", actionHint: "Poke It", intent: { type: "write", path: "/p" } },
+      ] }
+      """
+    let original = try load(text)
+    #expect(original.controls.count == 7)
+    let printed = JSONEncoding.pretty(.array(original.controls.map(\.json)))
+    let reloaded = try load("{}", dropIns: [ConfigurationSource(name: "actiond.json", text: printed)])
+    #expect(reloaded.controls == original.controls)
+    let timerJSON = original.controls[4].json
+    #expect(timerJSON["value"] == ["type": "store", "initial": false])
+    #expect(timerJSON["actionHint"] == ["on": "Turn Off", "off": "Turn On"])
+    #expect(original.controls[5].json["actionHint"] == "Photo")
+    #expect(original.controls[5].json["value"] == nil)
+  }
+}

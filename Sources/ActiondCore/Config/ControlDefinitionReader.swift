@@ -42,7 +42,8 @@ extension ConfigurationLoader {
     }
     let typeValue = r.requireMember(o, "type", path, "\"button\" or \"toggle\"")
     let type = typeValue.flatMap { r.word($0, path / "type", ControlType.allCases.map { ($0.rawValue, $0) }) }
-    let isToggle = type != .button  // check toggle-only fields only once the type is known to be button
+    // With a missing or unknown type, toggle-only fields are not also reported as misplaced.
+    let isToggle = type != .button
 
     var displayName = ""
     if let v = r.requireMember(o, "displayName", path, "the name lists and hints show"),

@@ -297,6 +297,9 @@ public struct ControlDefinition: Hashable, Sendable {
   /// The default verbs of a toggle: while on, a hold turns it off.
   public static let defaultToggleActionHint = OnOff(on: "Turn Off", off: "Turn On")
 
+  /// A definition with the configuration's defaults applied: toggles get "On"/"Off",
+  /// "Turn Off"/"Turn On" and a `store` value; buttons get their display name as the verb,
+  /// and `valueText` and `value` are ignored for them (a button has no state).
   public init(
     kind: String, type: ControlType, displayName: String, title: String? = nil, description: String? = nil,
     valueText: OnOff<String>? = nil, symbol: OnOff<String>? = nil, tint: String? = nil,
