@@ -71,8 +71,8 @@
 //        nothing           nothing *pressed *releasedShort
 //
 //  7. Device lost mid-press: the pending hold is cancelled, even if its deadline
-//     has passed but not yet been delivered (the kernel discards unread events on
-//     removal, so a release may have been lost). After a hold, the press in
+//     has passed but not yet been delivered (events not yet read are gone with the
+//     device, and a release may have been among them). After a hold, the press in
 //     progress ends with a cancellation too. A release waiting for debounce is
 //     confirmed: it was read, and no re-press can come any more.
 //
@@ -86,6 +86,8 @@
 //       -------[lost]..S(down)====R     nothing: a press of unknown time is no press
 //       P===|==[lost]..S(down)====R     held already announced: releasedAfterHold(R)
 //       P===|==[lost]..S(up)            *cancelled(resyncUp, afterHold)
+//       P====R-[lost]..S(up|down)       a release waiting for debounce is confirmed
+//                                       (released at R); if down, then like case 6
 //
 //     A pending press is cancelled even when the key is still down: the lost
 //     events may hide a release and a new press, and guessing could perform an
@@ -242,12 +244,22 @@ public struct PressRecognizer: Hashable, Sendable {
     public var startIndex: Int { 0 }
     public var endIndex: Int { slot0 == nil ? 0 : (slot1 == nil ? 1 : 2) }
     public subscript(position: Int) -> PressAnnouncement {
-      switch position {
-      case 0: slot0!
-      case 1: slot1!
-      default: preconditionFailure("announcement index \(position) out of range")
+      precondition(position >= 0 && position < endIndex, "announcement index out of range")
+      return position == 0 ? slot0! : slot1!
+    }
+
+    /// A concrete iterator: `for announcement in output.announcements` then needs no
+    /// generic `IndexingIterator`, which allocates per element in unoptimized builds.
+    public struct Iterator: IteratorProtocol, Sendable {
+      var next0: PressAnnouncement?
+      var next1: PressAnnouncement?
+      public mutating func next() -> PressAnnouncement? {
+        defer { (next0, next1) = (next1, nil) }
+        return next0
       }
     }
+
+    public func makeIterator() -> Iterator { Iterator(next0: slot0, next1: slot1) }
 
     /// No input produces more than two announcements (see the transitions); a third
     /// would be a bug in this file, so it traps rather than being dropped silently.
