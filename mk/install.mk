@@ -24,8 +24,8 @@ MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/actiond
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
-APT_PACKAGES += lowdown man-db groff-base
-TEST_TIERS += test-install test-man
+APT_PACKAGES += lowdown man-db groff-base qemu-system-x86 busybox-static cpio gzip kmod xz-utils
+TEST_TIERS += test-install test-man test-static
 
 RELEASE_FLAGS := -c release --static-swift-stdlib
 MAN_SOURCES := $(wildcard docs/man/*.md)
@@ -35,7 +35,7 @@ DOC_FILES := $(wildcard docs/*.md)
 EXAMPLE_FILES := $(shell [ -d examples ] && find examples -type f | sort)
 COMPLETION := $(wildcard completion/actionctl.bash)
 
-.PHONY: release man install install-bin install-data uninstall test-install test-man
+.PHONY: release man install install-bin install-data uninstall test-install test-man test-static
 
 ## release: the two executables, optimised, Swift runtime linked in
 release: deps
@@ -129,3 +129,8 @@ test-man: man
 	  MANWIDTH=80 man -l "$$page" 2>/dev/null | grep -q '^NAME' || { echo "test-man: $$page renders no NAME section"; exit 1; }; \
 	  echo "test-man: $$page renders cleanly"; \
 	done
+
+## test-static: the installed release binaries run in a VM whose image holds no
+## Swift runtime, only libc, libstdc++, libudev and libevdev (Tests/vm/static).
+test-static: release man
+	Tests/vm/static/run.sh

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test-static: the installed release binaries run on a machine without the
+# Swift toolchain.
+#
+# `make install` (release, --static-swift-stdlib) into a staging root, plus
+# busybox and only the libraries ldd names for the two binaries: no Swift
+# runtime anywhere in the image (checked), then Debian's x86 kernel boots it
+# under qemu and the guest runs the installed actiond and actionctl.
+#
+# Usage: Tests/vm/static/run.sh    (from `make test-static`, after `make release`)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+cache=$top/Tests/vm/.cache
+die() { echo "test-static: FAIL: $*" >&2; exit 1; }
+
+"$top/Tests/vm/fetch.sh" "$cache" >/dev/null
+work=$(mktemp -d /tmp/actiond-static.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+
+make -C "$top" --no-print-directory -s install-bin install-data DESTDIR="$root" >"$work/install.log" 2>&1 \
+  || { cat "$work/install.log" >&2; die "make install"; }
+busybox=$(command -v busybox)
+ldd "$busybox" >/dev/null 2>&1 && die "$busybox is not static (apt-get install busybox-static)"
+install -D -m 0755 "$busybox" "$root/bin/busybox"
+for bin in "$root/usr/local/sbin/actiond" "$root/usr/local/bin/actionctl"; do
+  ldd "$bin" | grep -q 'not found' && die "$bin: $(ldd "$bin" | grep 'not found')"
+  ldd "$bin" | awk '/=> \// { print $3 } /^\t\// { print $1 }' | while read -r lib; do
+    [[ -e $root$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+  done
+done
+swift=$(cd "$root" && find . -iname '*swift*' -o -name 'libFoundation*' -o -name 'libdispatch*' -o -name 'libBlocksRuntime*')
+[[ -z $swift ]] || die "Swift runtime files in the image: $swift"
+echo "test-static: image libraries: $(cd "$root" && find . -name '*.so' -o -name '*.so.[0-9]*' | sed 's|.*/||' | sort | tr '\n' ' ')"
+
+cat >"$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t devtmpfs devtmpfs /dev
+fail() { echo "STATIC-FAIL: $*"; poweroff -f; }
+v=$(/usr/local/sbin/actiond --version 2>&1) || fail "actiond --version: $v"
+echo "STATIC: $v"
+/usr/local/sbin/actiond --help >/tmp/help 2>&1 || fail "actiond --help: $(cat /tmp/help)"
+echo "STATIC: actiond --help: $(head -1 /tmp/help)"
+c=$(/usr/local/bin/actionctl check-config /etc/actiond/actiond.json 2>&1) || fail "actionctl check-config: $c"
+echo "STATIC: actionctl check-config: $c"
+[ -z "$(find / -xdev -iname '*swift*' 2>/dev/null)" ] || fail "a Swift file is in the guest"
+echo "STATIC-PASS"
+poweroff -f
+INIT
+chmod 0755 "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+start=$(date +%s)
+timeout 90 qemu-system-x86_64 -accel tcg -m 512 -smp 1 -nic none -display none -no-reboot \
+  -kernel "$cache/kernel/vmlinux" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
+  -serial "file:$work/serial.log" </dev/null >"$work/qemu.log" 2>&1 || true
+tr -d '\r' <"$work/serial.log" | grep '^STATIC' || true
+tr -d '\r' <"$work/serial.log" | grep -qx 'STATIC-PASS' \
+  || { cat "$work/qemu.log" >&2; tail -20 "$work/serial.log" >&2; die "the guest did not pass"; }
+echo "test-static: passed in $(($(date +%s) - start)) s"
