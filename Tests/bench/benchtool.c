@@ -10,8 +10,11 @@
 //   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
 //                                          press COUNT HOLD_MS GAP_MS   presses; after each,
 //                                            "down <kernel ts ns>" of its key-down goes to OUT
-//                                          blast PRESSES                press/release pairs as
-//                                            fast as the daemon reads them (paced in chunks)
+//                                          blast PRESSES SOCK           press/release pairs as
+//                                            fast as actiond at SOCK announces them: at most
+//                                            8 presses ahead of its `released` events, so no
+//                                            reader's evdev buffer overflows; prints
+//                                            "blast sent N released N seconds S"
 //                                          sleep MS | quit
 //                                        prints "node /dev/input/eventN" once created
 //   benchtool subscribe SOCK OUT [MAX]   an actiond subscriber: for every event line prints
@@ -149,6 +152,8 @@ static void key(int fd, int value) {
   emit(fd, EV_SYN, SYN_REPORT, 0);
 }
 
+static void blast(int ui, long count, const char *sock);
+
 static int cmd_device(int argc, char **argv) {
   if (argc != 4) fail("usage: device NAME OUT");
   int ui = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -187,7 +192,7 @@ static int cmd_device(int argc, char **argv) {
   printf("node %s\n", node);
   fflush(stdout);
 
-  char line[256];
+  char line[512], sock[256];
   while (fgets(line, sizeof line, stdin)) {
     int count, hold, gap;
     if (sscanf(line, "press %d %d %d", &count, &hold, &gap) == 3) {
@@ -210,19 +215,10 @@ static int cmd_device(int argc, char **argv) {
         }
       }
       fflush(out);
-    } else if (sscanf(line, "blast %d", &count) == 1) {
-      // Chunks of 8 presses (32 events with SYN) then 1 ms: half the 64-event evdev
-      // buffer of a reader of this one-key device, so a reader that runs once per chunk
-      // drops nothing (SYN_DROPPED); the scenario counts what arrived.
-      for (int i = 0; i < count; i++) {
-        key(ui, 1);
-        key(ui, 0);
-        if (i % 8 == 7) {
-          usleep(1000);
-          struct input_event ev[64];
-          while (read(self, ev, sizeof ev) > 0) {
-          }
-        }
+    } else if (sscanf(line, "blast %d %255s", &count, sock) == 2) {
+      blast(ui, count, sock);
+      struct input_event ev[64];
+      while (read(self, ev, sizeof ev) > 0) {
       }
     } else if (sscanf(line, "sleep %d", &count) == 1) {
       usleep((useconds_t)count * 1000);
@@ -304,6 +300,43 @@ static void conn_wait_line(struct conn *c, const char *needle) {
   }
 }
 
+// The device's `blast`: the daemon's own `released` announcements pace the presses.
+struct blast_ctx {
+  long released;
+};
+
+static void blast_line(struct conn *c, char *line, int64_t t, void *ctx_) {
+  (void)c;
+  (void)t;
+  if (strstr(line, "\"event\":\"released\"")) ((struct blast_ctx *)ctx_)->released++;
+}
+
+static void blast(int ui, long count, const char *sock) {
+  static struct conn c;
+  c.fd = connect_unix(sock);
+  c.len = 0;
+  conn_wait_line(&c, "\"type\":\"hello\"");
+  static const char sub[] = "{\"id\":1,\"request\":\"subscribe\",\"events\":[\"released\"]}\n";
+  write_all(c.fd, sub, sizeof sub - 1);
+  conn_wait_line(&c, "\"request\":\"subscribe\"");
+  struct blast_ctx ctx = {0};
+  long sent = 0;
+  int64_t start = now_ns();
+  while (ctx.released < count) {
+    if (sent < count && sent - ctx.released < 8) {
+      key(ui, 1);
+      key(ui, 0);
+      sent++;
+      continue;
+    }
+    struct pollfd pfd = {.fd = c.fd, .events = POLLIN};
+    if (poll(&pfd, 1, 5000) <= 0) break;  // the daemon lost presses: report what arrived
+    if (!conn_read(&c, blast_line, &ctx)) break;
+  }
+  printf("blast sent %ld released %ld seconds %.3f\n", sent, ctx.released, (double)(now_ns() - start) / 1e9);
+  close(c.fd);
+}
+
 static long long json_int(const char *line, const char *member) {
   const char *p = strstr(line, member);
   return p ? atoll(p + strlen(member)) : -1;
@@ -369,6 +402,22 @@ static int cmd_subscribe(int argc, char **argv) {
 
 // --- reactor: the limit ---------------------------------------------------------------------
 
+// The hold decision of the reactor: the command starts at once (posix_spawn), then the
+// timer's lateness is noted and the child reaped.
+static int fire(const int64_t *deadline, char **cmd, FILE *out) {
+  int64_t t = now_ns();
+  pid_t pid;
+  int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
+  if (rc != 0) {
+    errno = rc;
+    die("posix_spawn");
+  }
+  fprintf(out, "overshoot %lld\ndeadline %lld\n", (long long)(t - *deadline), (long long)*deadline);
+  int status;
+  waitpid(pid, &status, 0);
+  return 1;
+}
+
 static int cmd_reactor(int argc, char **argv) {
   if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT CMD...");
   int64_t threshold = atoll(argv[3]) * 1000000;
@@ -407,9 +456,12 @@ static int cmd_reactor(int argc, char **argv) {
   epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ee);
   printf("ready\n");
   fflush(stdout);
+  struct sigaction sa = {.sa_handler = on_term};
+  sigaction(SIGTERM, &sa, NULL);
   int64_t deadline = 0;
+  int armed = 0;
   long done = 0;
-  while (done < holds) {
+  while (done < holds && !stopping) {
     struct epoll_event got[4];
     int n = epoll_wait(ep, got, 4, 30000);
     if (n < 0 && errno == EINTR) continue;
@@ -425,28 +477,24 @@ static int cmd_reactor(int argc, char **argv) {
               int64_t down = event_ns(&ev[k]);
               write_all(pair[0], &down, sizeof down);
               deadline = down + threshold;
+              armed = 1;
               struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
               timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
-            } else if (ev[k].value == 0) {
+            } else if (ev[k].value == 0 && armed) {
               struct itimerspec off = {0};
               timerfd_settime(tfd, TFD_TIMER_ABSTIME, &off, NULL);
+              armed = 0;
+              // Read late (the key-up in the same batch): the kernel's timestamps decide,
+              // as they do in actiond's recognizer, so a hold is never lost to a stall.
+              if (event_ns(&ev[k]) >= deadline) done += fire(&deadline, cmd, out);
             }
           }
         }
       } else {
         uint64_t expirations;
-        if (read(tfd, &expirations, sizeof expirations) != sizeof expirations) continue;
-        int64_t t = now_ns();
-        pid_t pid;
-        int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
-        if (rc != 0) {
-          errno = rc;
-          die("posix_spawn");
-        }
-        fprintf(out, "overshoot %lld\ndeadline %lld\n", (long long)(t - deadline), (long long)deadline);
-        int status;
-        waitpid(pid, &status, 0);
-        done++;
+        if (read(tfd, &expirations, sizeof expirations) != sizeof expirations || !armed) continue;
+        armed = 0;
+        done += fire(&deadline, cmd, out);
       }
     }
   }

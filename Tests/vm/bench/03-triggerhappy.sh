@@ -17,4 +17,3 @@ sleep 1
 memory presses "$THD_PID" >>mem.log
 kill -TERM "$THD_PID"
 bdev_stop
-expect_count thd-rec.log '^thd ' "$BENCH_N"
