@@ -1,4 +1,51 @@
+// actiond: parses the command line and hands over to the library; nothing else.
 import ActiondCore
 import ActiondLinux
+import Glibc
 
-print("actiond \(ActiondVersion.string)")
+func printError(_ message: String) {
+  var text = message
+  if !text.hasSuffix("\n") { text += "\n" }
+  // write(2) rather than the C `stderr` global, which Swift 6 rejects as shared mutable state.
+  _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+}
+
+let options: DaemonOptions
+do {
+  options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+  printError("actiond: \(error.message)\n\n\(DaemonOptions.usage)")
+  exit(2)
+}
+
+switch options.mode {
+case .help:
+  print(DaemonOptions.usage)
+case .version:
+  print("actiond \(ActiondVersion.string) (protocol \(ProtocolVersion.current))")
+case .checkConfig(let file):
+  do {
+    let configuration = try ConfigurationFiles.load(mainPath: file ?? options.configPath)
+    print(
+      "\(file ?? options.configPath ?? "configuration"): OK (\(configuration.buttons.count) button(s), "
+        + "\(configuration.controls.count) control(s), \(configuration.assignments.count) assignment(s))")
+  } catch let error as ConfigurationError {
+    printError(error.description)
+    printError("\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s") found")
+    exit(1)
+  } catch {
+    printError("actiond: \(error)")
+    exit(1)
+  }
+case .run:
+  do {
+    let daemon = try Daemon(
+      settings: Daemon.Settings(
+        configPath: options.configPath, socketPath: options.socketPath, stateDirectory: options.stateDirectory,
+        logLevel: options.logLevel))
+    try daemon.run()
+  } catch {
+    printError("actiond: \(error)")
+    exit(1)
+  }
+}

@@ -225,7 +225,8 @@ reader_wait() {
 # --- the host ------------------------------------------------------------------------------
 
 # host COMMAND ARGS...: asks the host runner (vmrun.py) to do something outside the guest and
-# waits for it to finish: `host key-down KEY`, `host key-up KEY`, `host press KEY MS`,
+# waits for it to finish: `host key-down KEY [CONSOLE]`, `host key-up KEY [CONSOLE]`,
+# `host press KEY MS [CONSOLE]` (prints the host-measured hold), `host hmp COMMAND...`,
 # `host device_add DRIVER,ID=...,...`, `host device_del ID`, `host sleep MS`.
 # Keys are QEMU's qcodes (a, ctrl, f1, volumeup, ...). Prints the host's reply data.
 host() {

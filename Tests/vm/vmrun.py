@@ -89,6 +89,9 @@ def boot(args):
         "-chardev", f"socket,id=ctl,path={ctl_path}", "-serial", "chardev:ctl",
         "-qmp", f"unix:{qmp_path},server=on,wait=off",
         "-device", "qemu-xhci,id=xhci",
+        # A display device with an id, so a keyboard can be bound to its console
+        # (usb-kbd,display=vga0) and input-send-event can target it (console vga0).
+        "-vga", "none", "-device", "VGA,id=vga0",
     ]
     started = time.monotonic()
     qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -140,7 +143,7 @@ def parse(serial_log):
                 if kind == "boot":
                     boot_time = float(rest.split()[0])
                 elif kind == "begin":
-                    current = rest
+                    current = rest.split()[0]
                     sections[current] = []
                 elif kind == "result":
                     name, verdict, *details = rest.split()

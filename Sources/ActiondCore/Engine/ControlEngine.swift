@@ -54,43 +54,13 @@ public final class ControlEngine {
     case failed(code: ProtocolErrorCode, reason: String)
   }
 
-  /// What the persisted state holds (see `StateSnapshot`).
-  public struct PersistentState: Hashable, Sendable {
-    /// Assignments made at run time (socket `assign`), per button, with the configuration
-    /// assignment they replaced: when the operator later edits that button's assignment
-    /// in the file, the file wins again.
-    public var assignments: [String: StoredAssignment]
-    /// Store-backed toggle values by instance id.
-    public var values: [String: Bool]
-    public init(assignments: [String: StoredAssignment] = [:], values: [String: Bool] = [:]) {
-      self.assignments = assignments
-      self.values = values
-    }
-  }
-
-  /// One run-time assignment, as persisted.
-  public struct StoredAssignment: Hashable, Sendable {
-    public var kind: String
-    public var configuration: JSONObject
-    /// The configuration file's assignment for the button when this one was made
-    /// (`nil` kind: the file assigned nothing).
-    public var replacedKind: String?
-    public var replacedConfiguration: JSONObject?
-    public init(kind: String, configuration: JSONObject, replacedKind: String?, replacedConfiguration: JSONObject?) {
-      self.kind = kind
-      self.configuration = configuration
-      self.replacedKind = replacedKind
-      self.replacedConfiguration = replacedConfiguration
-    }
-  }
-
   public private(set) var configuration: Configuration
   private var recognizers: ButtonRecognizers
   private var armedDeadline: MonotonicInstant?
   /// Button index → the devices currently serving it.
   private var boundDevices: [Set<String>]
   private var assignments: [String: ControlInstance] = [:]
-  private var runtimeAssignments: [String: StoredAssignment] = [:]
+  private var runtimeAssignments: [String: StateSnapshot.Assignment] = [:]
   private var instances: [String: ControlInstance] = [:]
   private var values: [String: ControlValue] = [:]
   private var storeValues: [String: Bool] = [:]
@@ -115,7 +85,7 @@ public final class ControlEngine {
 
   /// A new engine on `configuration`, restoring run-time assignments and store values from
   /// `state` (what no longer fits the configuration is dropped with a warning).
-  public init(configuration: Configuration, state: PersistentState = .init(), output: any ControlEngineOutput) {
+  public init(configuration: Configuration, state: StateSnapshot = .empty, output: any ControlEngineOutput) {
     self.configuration = configuration
     self.output = output
     self.recognizers = ControlEngine.makeRecognizers(configuration)
@@ -344,9 +314,6 @@ public final class ControlEngine {
     else { return }
     let snapshot = self.snapshot(entry.job.instance, definition)
     output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
-    if let text = snapshot.valueText {
-      output.log(.notice, "\(definition.displayName): \(text)")
-    }
     entry.completion?(.success(snapshot))
   }
 
@@ -523,9 +490,11 @@ public final class ControlEngine {
       throw ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
     }
     let fromFile = configuration.assignments[button]
-    runtimeAssignments[button] = StoredAssignment(
-      kind: instance.kind, configuration: ControlEngine.json(instance.configuration),
-      replacedKind: fromFile?.kind, replacedConfiguration: fromFile.map { ControlEngine.json($0.configuration) })
+    runtimeAssignments[button] = StateSnapshot.Assignment(
+      kind: instance.kind, configuration: instance.configuration.mapValues(\.json),
+      replaces: fromFile.map {
+        StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
+      })
     assignments[button] = instance
     instances[instance.id] = instance
     persist()
@@ -547,13 +516,15 @@ public final class ControlEngine {
         // The operator edited this button's assignment in the file since the run-time
         // assignment was made: the file wins again.
         let fileChanged =
-          stored.replacedKind != fromFile?.kind
-          || (fromFile.map { ControlEngine.json($0.configuration) } ?? nil) != stored.replacedConfiguration
+          stored.replaces?.kind != fromFile?.kind
+          || stored.replaces?.configuration != fromFile?.configuration.mapValues(\.json)
         if fileChanged {
           runtimeAssignments[button.name] = nil
           output.log(.notice, "button \(button.name): the configuration file's assignment replaces the run-time one")
         } else if let definition = configuration.control(kind: stored.kind),
-          let instance = try? ControlInstance(definition: definition, configuration: stored.configuration)
+          let instance = try? ControlInstance(
+            definition: definition,
+            configuration: JSONObject(stored.configuration.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
         {
           resolved[button.name] = instance
           continue
@@ -689,8 +660,8 @@ public final class ControlEngine {
   public var buttonNames: [String] { configuration.buttons.map(\.name) }
 
   /// What must be persisted: run-time assignments and store-backed values.
-  public var persistentState: PersistentState {
-    PersistentState(assignments: runtimeAssignments, values: storeValues)
+  public var persistentState: StateSnapshot {
+    StateSnapshot(assignments: runtimeAssignments, values: storeValues)
   }
 
   private func persist() { output.persist(persistentState) }
@@ -735,5 +706,5 @@ public protocol ControlEngineOutput: AnyObject {
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
   /// Persist the state (atomically; the adapter may coalesce writes).
-  func persist(_ state: ControlEngine.PersistentState)
+  func persist(_ state: StateSnapshot)
 }

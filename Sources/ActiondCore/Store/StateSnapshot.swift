@@ -19,6 +19,21 @@ public struct StateSnapshot: Equatable, Sendable {
     public var kind: String
     /// Parameter values of a configurable control (empty when it has none).
     public var configuration: [String: JSONValue]
+    /// The configuration file's assignment this run-time one replaced (nil: the file
+    /// assigned nothing). When the file's assignment later differs from it, the operator
+    /// edited the file on purpose and the file wins again.
+    public var replaces: Replaced?
+    public init(kind: String, configuration: [String: JSONValue] = [:], replaces: Replaced? = nil) {
+      self.kind = kind
+      self.configuration = configuration
+      self.replaces = replaces
+    }
+  }
+
+  /// A configuration-file assignment, as remembered by a run-time one.
+  public struct Replaced: Equatable, Sendable {
+    public var kind: String
+    public var configuration: [String: JSONValue]
     public init(kind: String, configuration: [String: JSONValue] = [:]) {
       self.kind = kind
       self.configuration = configuration
@@ -52,8 +67,15 @@ public struct StateSnapshot: Equatable, Sendable {
     for (button, assignment) in assignments.sorted(by: { $0.key < $1.key }) {
       let configuration = JSONObject(
         assignment.configuration.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) })
-      assignmentMembers.append(
-        (key: button, value: .object(["kind": .string(assignment.kind), "configuration": .object(configuration)])))
+      var entry: JSONObject = ["kind": .string(assignment.kind), "configuration": .object(configuration)]
+      if let replaced = assignment.replaces {
+        entry["replaces"] = .object([
+          "kind": .string(replaced.kind),
+          "configuration": .object(
+            JSONObject(replaced.configuration.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) })),
+        ])
+      }
+      assignmentMembers.append((key: button, value: .object(entry)))
     }
     let valueMembers = values.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.bool($0.value)) }
     return .object(
@@ -94,7 +116,7 @@ public struct StateSnapshot: Equatable, Sendable {
         guard let entry = value.objectValue else {
           throw StateSnapshotError("\(path): expected object, got \(value.typeName)")
         }
-        try checkKeys(entry, allowed: ["kind", "configuration"], at: path)
+        try checkKeys(entry, allowed: ["kind", "configuration", "replaces"], at: path)
         guard let kind = entry["kind"]?.stringValue, !kind.isEmpty else {
           throw StateSnapshotError("\(path).kind: expected a non-empty string")
         }
@@ -106,7 +128,21 @@ public struct StateSnapshot: Equatable, Sendable {
           try checkKeys(members, allowed: nil, at: "\(path).configuration")
           for (name, parameter) in members { configuration[name] = parameter }
         }
-        snapshot.assignments[button] = Assignment(kind: kind, configuration: configuration)
+        var replaces: Replaced?
+        if let replacedValue = entry["replaces"] {
+          guard let replaced = replacedValue.objectValue else {
+            throw StateSnapshotError("\(path).replaces: expected object, got \(replacedValue.typeName)")
+          }
+          try checkKeys(replaced, allowed: ["kind", "configuration"], at: "\(path).replaces")
+          guard let replacedKind = replaced["kind"]?.stringValue, !replacedKind.isEmpty else {
+            throw StateSnapshotError("\(path).replaces.kind: expected a non-empty string")
+          }
+          guard let members = (replaced["configuration"] ?? .object([:])).objectValue else {
+            throw StateSnapshotError("\(path).replaces.configuration: expected object")
+          }
+          replaces = Replaced(kind: replacedKind, configuration: Dictionary(members.map { ($0.key, $0.value) }) { $1 })
+        }
+        snapshot.assignments[button] = Assignment(kind: kind, configuration: configuration, replaces: replaces)
       }
     }
     if let valuesValue = object["values"] {

@@ -236,7 +236,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       reads.append(job)
       if traceEffects { emit("read \(job.instance.id) provider=\(job.provider.typeName)") }
     }
-    func persist(_ state: ControlEngine.PersistentState) {
+    func persist(_ state: StateSnapshot) {
       if traceEffects {
         let values = state.values.keys.sorted().map { "\($0)=\(state.values[$0]! ? "on" : "off")" }
         let assigned = state.assignments.keys.sorted().map { "\($0)->\(state.assignments[$0]!.kind)" }
