@@ -60,6 +60,8 @@ done
 # The installed client accepts the installed configuration (the daemon's own loader).
 "$root/usr/local/bin/actionctl" check-config "$root/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 \
   || { cat "$tmp/check.log" >&2; fail "actionctl check-config rejects the installed actiond.json"; }
+"$root/usr/local/sbin/actiond" --check-config "$root/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 \
+  || { cat "$tmp/check.log" >&2; fail "actiond --check-config rejects the installed actiond.json"; }
 # ...and it is the embedded default configuration, below its header comment, so
 # installing it changes nothing until the operator edits it.
 embedded=$(sed -n '/static let text = """/,/^    """/p' Sources/ActiondCore/Config/DefaultConfiguration.swift \
