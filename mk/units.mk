@@ -13,7 +13,7 @@
 #   3. `systemd-sysusers` applies the sysusers file to an empty root.
 
 APT_PACKAGES += systemd
-TEST_TIERS += test-units
+TEST_TIERS += test-units test-activation
 
 UNITS_MAX_EXPOSURE ?= 2.0
 
