@@ -7,8 +7,9 @@
 /// Perform semantics (issue "Controls that do real things"):
 /// - a hold performs exactly once, at the threshold;
 /// - while an instance's intent runs, another hold or `perform` of it is `busy`, not queued;
-/// - a toggle requests `!current`; an unknown or unavailable current value fails the hold
-///   with the reason instead of guessing;
+/// - a toggle requests `!current`; a value never read yet is read first (the perform
+///   counts as busy meanwhile); an unavailable value fails the hold with the reason
+///   instead of guessing;
 /// - after success the value is re-read (store-backed values are simply the requested
 ///   one) and the resulting `valueText` announced; after failure the reason is
 ///   announced and nothing changes.
@@ -65,6 +66,8 @@ public final class ControlEngine {
   private var values: [String: ControlValue] = [:]
   private var storeValues: [String: Bool] = [:]
   private var inFlight: [String: InFlight] = [:]
+  /// Instances whose value is being read before a perform can decide what to request.
+  private var readingToPerform: Set<String> = []
   private var pendingReads: [UInt64: PendingRead] = [:]
   private var readsByInstance: [String: UInt64] = [:]
   private var connectedProviders: Set<String> = []
@@ -215,6 +218,13 @@ public final class ControlEngine {
     _ instance: ControlInstance, button: String?, source: PerformSource,
     completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
+    perform(instance, button: button, source: source, valueWasRead: false, completion: completion)
+  }
+
+  private func perform(
+    _ instance: ControlInstance, button: String?, source: PerformSource, valueWasRead: Bool,
+    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+  ) {
     guard let definition = configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
       output.announce(.failed(kind: instance.kind, button: button, source: source, error: e))
@@ -233,7 +243,7 @@ public final class ControlEngine {
           .notConfigured, ControlPresentation.hint(for: definition, missing: instance.missing, value: .unknown)))
       return
     }
-    if inFlight[instance.id] != nil {
+    if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       output.announce(.busy(kind: instance.kind, button: button, source: source))
       completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
@@ -243,8 +253,19 @@ public final class ControlEngine {
       switch value(of: instance, definition) {
       case .on: requested = false
       case .off: requested = true
+      case .unknown where !valueWasRead:
+        // Never read yet: the hold came before the start-up read answered, or this
+        // instance is first seen in this request (`perform --kind K led=...`). Read it
+        // now and decide from the answer; meanwhile the instance counts as busy.
+        readingToPerform.insert(instance.id)
+        read(instance, definition) { [weak self] _ in
+          guard let self else { return }
+          self.readingToPerform.remove(instance.id)
+          self.perform(instance, button: button, source: source, valueWasRead: true, completion: completion)
+        }
+        return
       case .unknown:
-        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known yet"))
+        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known"))
         return
       case .unavailable(let reason):
         fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is unavailable: \(reason)"))

@@ -440,8 +440,10 @@ extension Daemon: ControlEngineOutput {
     for key in ["LANG", "LC_ALL", "TZ"] where settings.environment[key] != nil { env[key] = settings.environment[key] }
     env.merge(spec.environment) { $1 }
     env.merge(extra) { $1 }
+    // The documented default is `/`, not wherever the daemon was started from (under
+    // systemd that is `/` anyway; from a shell it would be the shell's directory).
     let request = ProcessRequest(
-      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory, user: spec.user?.description,
+      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: spec.user?.description,
       timeout: spec.timeout)
     runner.run(request) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
