@@ -13,7 +13,7 @@
 #   3. `systemd-sysusers` applies the sysusers file to an empty root.
 
 APT_PACKAGES += systemd
-TEST_TIERS += test-units test-activation
+TEST_TIERS += test-units test-activation test-systemd
 
 UNITS_MAX_EXPOSURE ?= 2.0
 
@@ -53,3 +53,13 @@ test-units: release man
 test-activation: release
 	bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
 	python3 Tests/units/activation.py "$$bin/actiond" "$$bin/actionctl" examples/actiond.json
+
+## test-systemd: the installed units under a real systemd 252 as PID 1 in a VM
+## (this machine's /usr over 9p, make install's files in a tmpfs /usr/local):
+## sysusers creates the user, the first actionctl connection starts the
+## sandboxed service, which performs, reloads, restarts with its state and stops
+## cleanly, running as actiond with group input, no capabilities, NoNewPrivs
+## and a seccomp filter (Tests/vm/systemd/run.sh). About 30 s.
+.PHONY: test-systemd
+test-systemd: release man
+	Tests/vm/systemd/run.sh
