@@ -305,6 +305,10 @@ import Testing
       })
     #expect(try h.request(c, Self.performAction).control?.value == true)
     #expect(readFile(brightness) == "1")
+    // The file is the truth, not the store: `set` is refused and nothing is written.
+    let set = try h.request(c, #""request":"set","kind":"org.test.led","value":false"#)
+    #expect(set.failure?.code == .unsupported, "\(set)")
+    #expect(readFile(brightness) == "1")
 
     // 255 (full brightness) reads as on; garbage as unavailable, and a hold then fails.
     try h.directory.write("leds/a/brightness", "255\n")
