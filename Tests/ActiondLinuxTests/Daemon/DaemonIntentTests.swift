@@ -158,6 +158,48 @@ import Testing
     #expect(Set(env.keys).subtracting(allowed).allSatisfy { $0.hasPrefix("ACTIOND_") })
   }
 
+  /// `workingDirectory`, `user` (by name and by uid), `environment`, and a program that
+  /// cannot be run.
+  @Test func execOptions() throws {
+    let h = try DaemonHarness()
+    // Other users must reach the scripts and write their reports.
+    chmod(h.directory.path, 0o777)
+    let report = try h.script(
+      "report", "echo \"$(id -u):$(id -g):$(pwd):${GREETING:-none}\" > \"$1\"")
+    try h.writeConfiguration(
+      controls: """
+        [
+          { kind: "org.test.where", type: "button", displayName: "Where",
+            intent: { type: "exec", argv: ["\(report)", "\(h.directory.file("where"))"], workingDirectory: "/tmp",
+                      environment: { GREETING: "hello ${who}" } },
+            parameters: [{ name: "who", type: "string", default: "world" }] },
+          { kind: "org.test.nobody", type: "button", displayName: "Nobody",
+            intent: { type: "exec", argv: ["\(report)", "\(h.directory.file("nobody"))"], user: "nobody" } },
+          { kind: "org.test.uid", type: "button", displayName: "Uid",
+            intent: { type: "exec", argv: ["\(report)", "\(h.directory.file("uid"))"], user: 65534 } },
+          { kind: "org.test.missing", type: "button", displayName: "Missing",
+            intent: { type: "exec", argv: ["\(h.directory.file("no-such-program"))"] } },
+        ]
+        """)
+    try h.start()
+    let c = try h.connect()
+    #expect(try h.request(c, #""request":"perform","kind":"org.test.where""#).failure == nil)
+    #expect(readFile(h.directory.file("where")) == "\(getuid()):\(getgid()):/tmp:hello world\n")
+    if getuid() == 0 {
+      // Only root can switch users; the daemon's user is root here.
+      for kind in ["nobody", "uid"] {
+        let answer = try h.request(c, #""request":"perform","kind":"org.test.\#(kind)""#)
+        #expect(answer.failure == nil, "\(answer)")
+        #expect(readFile(h.directory.file(kind))?.hasPrefix("65534:") == true, "\(kind)")
+        #expect(readFile(h.directory.file(kind))?.hasSuffix(":/:none\n") == true, "\(kind)")
+      }
+    }
+    let missing = try h.request(c, #""request":"perform","kind":"org.test.missing""#)
+    #expect(missing.failure?.code == .failed, "\(missing)")
+    #expect(missing.failure?.message.hasPrefix("cannot run the command: ") == true)
+    #expect(missing.failure?.message.contains("ENOENT") == true)
+  }
+
   /// 96 MiB of output (lines and one endless line) is drained and dropped: the daemon's
   /// resident size does not follow it, and the log says how much was not logged.
   @Test func hugeOutputDoesNotGrowTheDaemon() throws {
