@@ -312,7 +312,7 @@ public final class ControlEngine {
       entry.value.completion?(.failure(error))
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
-        inFlight[instanceID] = nil
+        finishPerform(instanceID)
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
@@ -330,9 +330,17 @@ public final class ControlEngine {
   }
 
   private func finishPerform(_ instanceID: String) {
-    guard let entry = inFlight.removeValue(forKey: instanceID),
-      let definition = configuration.control(kind: entry.job.kind)
-    else { return }
+    guard let entry = inFlight.removeValue(forKey: instanceID) else { return }
+    guard let definition = configuration.control(kind: entry.job.kind) else {
+      // A reload removed the definition while its intent ran: the intent finished, but
+      // there is no control left to show. Say so rather than leaving the request unanswered.
+      let error = ProtocolError(
+        .unknownKind,
+        "\(entry.job.kind) was removed from the configuration while its intent ran; the intent finished")
+      output.announce(.failed(kind: entry.job.kind, button: entry.job.button, source: entry.job.source, error: error))
+      entry.completion?(.failure(error))
+      return
+    }
     let snapshot = self.snapshot(entry.job.instance, definition)
     output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
     entry.completion?(.success(snapshot))
