@@ -312,7 +312,7 @@ public final class ControlEngine {
       entry.value.completion?(.failure(error))
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
-        inFlight[instanceID] = nil
+        finishPerform(instanceID)
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
@@ -330,9 +330,17 @@ public final class ControlEngine {
   }
 
   private func finishPerform(_ instanceID: String) {
-    guard let entry = inFlight.removeValue(forKey: instanceID),
-      let definition = configuration.control(kind: entry.job.kind)
-    else { return }
+    guard let entry = inFlight.removeValue(forKey: instanceID) else { return }
+    guard let definition = configuration.control(kind: entry.job.kind) else {
+      // A reload removed the definition while its intent ran: the intent finished, but
+      // there is no control left to show. Say so rather than leaving the request unanswered.
+      let error = ProtocolError(
+        .unknownKind,
+        "\(entry.job.kind) was removed from the configuration while its intent ran; the intent finished")
+      output.announce(.failed(kind: entry.job.kind, button: entry.job.button, source: entry.job.source, error: error))
+      entry.completion?(.failure(error))
+      return
+    }
     let snapshot = self.snapshot(entry.job.instance, definition)
     output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
     entry.completion?(.success(snapshot))
@@ -434,8 +442,9 @@ public final class ControlEngine {
     output.announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
   }
 
-  /// `set`: an application changed the source of truth. Store-backed toggles take the
-  /// value; others are re-read (their provider is the truth, not the request).
+  /// `set`: an application changed the source of truth. Only store-backed toggles have
+  /// the store as their truth; for the others (exec, file, provider) the request is
+  /// `unsupported` rather than silently answered with whatever a re-read says.
   public func set(
     _ instance: ControlInstance, to newValue: Bool,
     completion: @escaping (Result<ControlSnapshot, ProtocolError>) -> Void
@@ -448,20 +457,23 @@ public final class ControlEngine {
       completion(.failure(ProtocolError(.unsupported, "\(instance.kind) is a button: it has no value to set")))
       return
     }
-    instances[instance.id] = instance
-    if case .store = definition.value ?? .store(initial: false) {
-      if storeValues[instance.id] != newValue {
-        storeValues[instance.id] = newValue
-        persist()
-      }
-      setValue(ControlValue(newValue), of: instance, definition)
-      completion(.success(snapshot(instance, definition)))
-    } else {
-      read(instance, definition) { [weak self] _ in
-        guard let self else { return }
-        completion(.success(self.snapshot(instance, definition)))
-      }
+    let provider = definition.value ?? .store(initial: false)
+    guard case .store = provider else {
+      completion(
+        .failure(
+          ProtocolError(
+            .unsupported,
+            "\(definition.displayName) takes its value from its \(provider.typeName) value provider, not the "
+              + "store: perform it to change it, or reload to re-read it")))
+      return
     }
+    instances[instance.id] = instance
+    if storeValues[instance.id] != newValue {
+      storeValues[instance.id] = newValue
+      persist()
+    }
+    setValue(ControlValue(newValue), of: instance, definition)
+    completion(.success(snapshot(instance, definition)))
   }
 
   /// `reload`: re-runs the value providers of `kind`'s known instances (all kinds when nil)

@@ -240,8 +240,7 @@ import Testing
   /// daemon keeps serving meanwhile.
   @Test func secondPerformWhileRunningIsBusy() throws {
     let h = try DaemonHarness()
-    let gate = h.directory.file("gate")
-    guard mkfifo(gate, 0o600) == 0 else { throw Errno.current }
+    let gate = try h.gate("gate")
     let count = h.directory.file("count")
     let wait = try h.script("wait-gate", "echo run >> '\(count)'\ncat '\(gate)' > /dev/null")
     try h.writeConfiguration(
@@ -262,13 +261,7 @@ import Testing
     #expect(status.buttons?.first?.control?.performing == true)
     #expect(c.answer(first) == nil)
 
-    // Let the command finish: open the FIFO's writing end (once the script reads it) and close it.
-    try h.wait("the intent to open its gate") {
-      let fd = open(gate, O_WRONLY | O_NONBLOCK)
-      guard fd >= 0 else { return false }
-      close(fd)
-      return true
-    }
+    try h.release(gate: gate)
     let done = try h.answer(c, first)
     #expect(done.control?.value == true, "\(done)")
     #expect(readFile(count) == "run\n", "the busy perform must not run")
@@ -304,6 +297,10 @@ import Testing
         if case .state(let control, ["action"]) = $0 { return control.value == false } else { return false }
       })
     #expect(try h.request(c, Self.performAction).control?.value == true)
+    #expect(readFile(brightness) == "1")
+    // The file is the truth, not the store: `set` is refused and nothing is written.
+    let set = try h.request(c, #""request":"set","kind":"org.test.led","value":false"#)
+    #expect(set.failure?.code == .unsupported, "\(set)")
     #expect(readFile(brightness) == "1")
 
     // 255 (full brightness) reads as on; garbage as unavailable, and a hold then fails.

@@ -98,6 +98,32 @@ import Testing
     #expect(try h.request(c, #""request":"perform","button":"action""#).control?.value == true)
   }
 
+  /// A reload that removes a control whose intent is running: the intent finishes, and
+  /// the waiting request gets an answer that says what happened (not a dropped request).
+  @Test func reloadRemovingARunningControlStillAnswers() throws {
+    let h = try DaemonHarness()
+    let gate = try h.gate("gate")
+    let slow = try h.script("slow", "cat '\(gate)' > /dev/null")
+    try h.writeConfiguration(
+      controls: """
+        [{ kind: "org.test.slow", type: "button", displayName: "Slow", intent: { type: "exec", argv: ["\(slow)"] } }]
+        """)
+    try h.start()
+    let c = try h.connect()
+    try h.subscribe(c)
+    let id = h.send(c, #""request":"perform","kind":"org.test.slow""#)
+    try h.waitForEvent(c, "performing") { if case .performing = $0 { return true } else { return false } }
+    try h.writeConfiguration(controls: "[]")
+    h.signal(SIGHUP)
+    try h.waitForEvent(c, "config-reloaded") { $0 == .configReloaded(applied: true, problems: []) }
+    try h.release(gate: gate)
+    let answer = try h.answer(c, id)
+    #expect(answer.failure?.code == .unknownKind, "\(answer)")
+    #expect(answer.failure?.message.contains("removed from the configuration while its intent ran") == true)
+    #expect(
+      c.events.contains { if case .failed(kind: "org.test.slow", _, _, _) = $0 { return true } else { return false } })
+  }
+
   /// READY=1 only once the socket answers; RELOADING=1 with MONOTONIC_USEC on SIGHUP, then
   /// READY=1 again; STOPPING=1 on SIGTERM. Against a real AF_UNIX datagram socket.
   @Test func sdNotifySequence() throws {

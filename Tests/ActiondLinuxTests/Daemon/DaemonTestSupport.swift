@@ -167,6 +167,24 @@ final class DaemonHarness {
     return found!
   }
 
+  /// Makes a FIFO a fixture script can block on (`cat GATE > /dev/null`) until `release(gate:)`.
+  func gate(_ name: String) throws -> String {
+    let path = directory.file(name)
+    guard mkfifo(path, 0o600) == 0 else { throw Errno.current }
+    return path
+  }
+
+  /// Lets the script blocked on `gate` go on: opens the FIFO's writing end once the script
+  /// has its reading end open, and closes it (the script reads end of file).
+  func release(gate: String) throws {
+    try wait("a script to wait on \(gate)") {
+      let fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+      guard fd >= 0 else { return false }
+      close(fd)
+      return true
+    }
+  }
+
   func signal(_ signo: Int32) {
     if let process { kill(process.pid, signo) }
   }
