@@ -113,6 +113,12 @@ public final class Daemon {
       throw StartError(description: "cannot start input discovery: \(error)")
     }
     engine.start()
+    // A first run on a machine without a matching device must say why nothing happens.
+    for (index, button) in configuration.buttons.enumerated() where buttonDevices[index] == nil {
+      logger.notice(
+        "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet; "
+          + "it binds when one appears", event: "button-waiting")
+    }
     logger.notice(
       "actiond \(ActiondVersion.string) running: \(configuration.buttons.count) button(s), "
         + "\(configuration.controls.count) control(s), socket \(server.path)", event: "started")

@@ -55,6 +55,18 @@ StandardOutput=tty
 StandardError=tty
 TTYPath=/dev/ttyS0
 UNIT
+# An exec intent that writes outside the sandbox's writable paths: it must fail
+# until a drop-in grants the path (docs/operations.md, "Write files elsewhere").
+mkdir -p "$root/stage/etc/actiond/controls.d"
+cat >"$root/stage/etc/actiond/controls.d/vmtest.json" <<'JSON'
+{
+  kind: "org.actiond.vmtest.touch",
+  type: "button",
+  displayName: "Touch",
+  actionHint: "Touch",
+  intent: { type: "exec", argv: ["/usr/bin/touch", "/srv/actiond-test/flag"], timeoutMs: 10000 },
+}
+JSON
 cat >"$root/stage/etc/actiond-vmtest.sh" <<'TEST'
 #!/bin/sh
 # Runs as a oneshot under systemd; every line goes to the serial console.
@@ -99,6 +111,18 @@ echo "$out" | grep -q 'Work Timer.*Running.*Hold to Stop' || fail "state lost ac
 say "systemctl restart: the Work Timer is still Running"
 say "journal: $(journalctl --no-pager -b -u actiond.service -o cat 2>/dev/null | grep -c .) lines, e.g.:"
 journalctl --no-pager -b -u actiond.service -o cat 2>/dev/null | head -4 | sed 's/^/SYSTEMD:   /'
+mkdir -p /srv/actiond-test && chown actiond:actiond /srv/actiond-test
+if out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1); then fail "an exec intent wrote outside the sandbox: $out"; fi
+[ ! -e /srv/actiond-test/flag ] || fail "/srv/actiond-test/flag exists although /srv is read-only for the service"
+journalctl --no-pager -b -u actiond.service -o cat | grep -q 'Read-only file system' \
+  || fail "the refused exec intent's error (Read-only file system) is not in the journal"
+say "exec intent writing /srv/actiond-test without a grant: refused, journal: $(journalctl --no-pager -b -u actiond.service -o cat | grep 'Read-only file system' | tail -1)"
+mkdir -p /etc/systemd/system/actiond.service.d
+printf '[Service]\nReadWritePaths=/srv/actiond-test\n' >/etc/systemd/system/actiond.service.d/write.conf
+systemctl daemon-reload && systemctl restart actiond.service || fail "restart with the drop-in failed"
+out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1) || fail "exec intent with ReadWritePaths=/srv/actiond-test: $out"
+[ "$(stat -c %U /srv/actiond-test/flag 2>/dev/null)" = actiond ] || fail "the exec intent did not create /srv/actiond-test/flag as actiond"
+say "with the drop-in ReadWritePaths=/srv/actiond-test: $out; flag owned by $(stat -c %U /srv/actiond-test/flag)"
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
 systemctl stop actiond.service actiond.socket
 systemctl is-failed --quiet actiond.service && fail "actiond.service failed on stop"
