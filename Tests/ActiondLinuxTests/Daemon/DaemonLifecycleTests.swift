@@ -268,6 +268,10 @@ import Testing
     var lit = false
     var answered = 0
     var performs: [Bool?] = []
+    /// When set, the app refuses performs with this message.
+    var refusal: String?
+    /// When set, the app takes performs and never answers them.
+    var silent = false
     /// Answers every provider request the app has not answered yet.
     func serve() {
       let requests = app.messages.compactMap { m -> ProviderRequest? in
@@ -279,8 +283,14 @@ import Testing
           app.send(#"{"type":"reply","id":"\#(r.id)","result":{"value":\#(lit)}}"#)
         case .perform(_, _, let value):
           performs.append(value)
-          lit = value ?? lit
-          app.send(#"{"type":"reply","id":"\#(r.id)","result":{}}"#)
+          if silent {
+            // Taken, never answered.
+          } else if let refusal {
+            app.send(#"{"type":"error","id":"\#(r.id)","code":"failed","message":"\#(refusal)"}"#)
+          } else {
+            lit = value ?? lit
+            app.send(#"{"type":"reply","id":"\#(r.id)","result":{}}"#)
+          }
         }
         answered += 1
       }
@@ -305,10 +315,32 @@ import Testing
     #expect(result?.control?.valueText == "Lit")
     #expect(performs == [true])
 
-    // The provider goes away: the control becomes unavailable, announced, and a hold fails.
+    // The app refuses: the perform fails with its message and the lamp stays lit.
+    refusal = "the bulb is busy"
+    let refusedID = h.send(user, #""request":"perform","button":"action""#)
+    var refused: ServerMessage?
+    try h.wait("the refused perform") {
+      serve()
+      refused = user.answer(refusedID)
+      return refused != nil
+    }
+    #expect(refused?.failure == ProtocolError(.failed, "the bulb is busy"), "\(String(describing: refused))")
+    #expect(performs == [true, false])
+    #expect(try h.request(user, #""request":"get","kind":"org.test.lamp""#).controls?.first?.value == true)
+
+    // The provider goes away in the middle of a perform: that perform fails, the control
+    // becomes unavailable (announced), and the next perform fails at once.
+    silent = true
+    let pendingID = h.send(user, #""request":"perform","button":"action""#)
+    try h.wait("the app to receive the perform") {
+      serve()
+      return performs.count == 3
+    }
     h.forget(app)
     let seen = user.events.count
     shutdown(app.fd, Int32(SHUT_RDWR))
+    let lost = try h.answer(user, pendingID)
+    #expect(lost.failure == ProtocolError(.unavailable, "the provider disconnected"), "\(lost)")
     try h.waitForEvent(user, "the lamp to become unavailable", after: seen) {
       if case .state(let control, _) = $0 { return !control.available } else { return false }
     }
