@@ -51,6 +51,10 @@ import Testing
     #expect(try hint() == "Hold to Start")
     #expect(try h.request(c, #""request":"perform","button":"action""#).control?.valueText == "Running")
     #expect(try hint() == "Hold to Stop")
+    // Every announcement is also a log line, with its hint or result.
+    #expect(h.log.contains("button action pressed: Hold to Start event=pressed"))
+    #expect(h.log.contains("button action short press (0 ms): Hold to Start event=released"))
+    #expect(h.log.contains("Work Timer: Running event=performed kind=org.actiond.example.work-timer"))
 
     // Run Script: unconfigured until `path` is given, then runs it with the contract.
     #expect(
