@@ -200,6 +200,16 @@ import Testing
     #expect(readFile(h.stateDirectory + "/state.json") != nil)
   }
 
+  /// Ctrl-C in a terminal is a clean stop too.
+  @Test func sigintStopsLikeSigterm() throws {
+    let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
+    try h.start()
+    h.signal(SIGINT)
+    #expect(try h.waitForExit() == 0)
+    #expect(h.log.contains("stopping (SIGINT)"))
+    #expect(access(h.socketPath, F_OK) != 0)
+  }
+
   @Test func commandLine() throws {
     let actiond = try builtExecutablePath("actiond")
     let directory = try TemporaryDirectory("actiond-cli")
