@@ -23,6 +23,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/actiond
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# Helper programs the example controls run (examples/bin), where their argv names them.
+HELPERDIR ?= $(PREFIX)/lib/actiond
 
 APT_PACKAGES += lowdown man-db groff-base qemu-system-x86 busybox-static cpio gzip kmod xz-utils
 TEST_TIERS += test-install test-man test-static
@@ -33,6 +35,7 @@ MAN_PAGES := $(patsubst docs/man/%.md,.build/man/%,$(MAN_SOURCES))
 # Guides installed next to the examples (those that exist: several areas write them).
 DOC_FILES := $(wildcard docs/*.md)
 EXAMPLE_FILES := $(shell [ -d examples ] && find examples -type f | sort)
+HELPER_FILES := $(wildcard examples/bin/*)
 COMPLETION := $(wildcard completion/actionctl.bash)
 
 .PHONY: release man install install-bin install-data uninstall test-install test-man test-static
@@ -76,7 +79,14 @@ install-data: man
 	$(if $(COMPLETION),install -D -m 0644 $(COMPLETION) "$(DESTDIR)$(BASHCOMPLETIONDIR)/actionctl")
 	install -d "$(DESTDIR)$(DOCDIR)"
 	$(if $(DOC_FILES),install -m 0644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/")
-	for f in $(EXAMPLE_FILES); do install -D -m 0644 "$$f" "$(DESTDIR)$(DOCDIR)/$$f"; done
+	# Examples keep their execute bit; their argv name the helpers under
+	# /usr/local/lib/actiond, rewritten when the prefix is another one.
+	for f in $(EXAMPLE_FILES); do \
+	  mode=0644; [ -x "$$f" ] && mode=0755; \
+	  install -D -m $$mode "$$f" "$(DESTDIR)$(DOCDIR)/$$f"; \
+	  case $$f in *.json) sed -i 's|/usr/local/lib/actiond/|$(HELPERDIR)/|g' "$(DESTDIR)$(DOCDIR)/$$f" ;; esac; \
+	done
+	for f in $(HELPER_FILES); do install -D -m 0755 "$$f" "$(DESTDIR)$(HELPERDIR)/$${f##*/}"; done
 	# The configuration is the operator's: installed once, never overwritten.
 	install -d "$(DESTDIR)$(SYSCONFDIR)/actiond/controls.d"
 	if [ -f examples/actiond.json ] && [ ! -e "$(DESTDIR)$(SYSCONFDIR)/actiond/actiond.json" ]; then \
@@ -107,6 +117,8 @@ uninstall:
 	  "$(DESTDIR)$(MANDIR)/man5/actiond.conf.5"
 	rm -f "$(DESTDIR)$(BASHCOMPLETIONDIR)/actionctl"
 	rm -rf "$(DESTDIR)$(DOCDIR)"
+	for f in $(HELPER_FILES); do rm -f "$(DESTDIR)$(HELPERDIR)/$${f##*/}"; done
+	-rmdir "$(DESTDIR)$(HELPERDIR)" 2>/dev/null
 	# The configuration stays unless it is exactly the shipped default (like a
 	# package's conffiles): an operator's edits are never lost.
 	conf="$(DESTDIR)$(SYSCONFDIR)/actiond/actiond.json"; \

@@ -13,7 +13,7 @@
 #   3. `systemd-sysusers` applies the sysusers file to an empty root.
 
 APT_PACKAGES += systemd
-TEST_TIERS += test-units
+TEST_TIERS += test-units test-activation test-systemd
 
 UNITS_MAX_EXPOSURE ?= 2.0
 
@@ -42,3 +42,24 @@ test-units: release man
 	  && grep -q '^actiond:x:[0-9]*:$$' $$tmp/sysroot/etc/group \
 	  || { echo "test-units: systemd-sysusers did not create user and group actiond"; cat $$tmp/sysroot/etc/passwd $$tmp/sysroot/etc/group; exit 1; }; \
 	echo "test-units: systemd-sysusers creates the system user and group actiond"
+
+## test-activation: the daemon honours what the units promise -- socket
+## activation (the first client starts it and is answered on the passed
+## socket), Type=notify (READY=1, STATUS=), WatchdogSec= (WATCHDOG=1 within the
+## period), ExecReload= (SIGHUP: RELOADING=1 + MONOTONIC_USEC, READY=1) and a
+## clean stop (STOPPING=1, exit 0). Played without a running systemd by
+## systemd-socket-activate and Tests/units/activation.py.
+.PHONY: test-activation
+test-activation: release
+	bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	python3 Tests/units/activation.py "$$bin/actiond" "$$bin/actionctl" examples/actiond.json
+
+## test-systemd: the installed units under a real systemd 252 as PID 1 in a VM
+## (this machine's /usr over 9p, make install's files in a tmpfs /usr/local):
+## sysusers creates the user, the first actionctl connection starts the
+## sandboxed service, which performs, reloads, restarts with its state and stops
+## cleanly, running as actiond with group input, no capabilities, NoNewPrivs
+## and a seccomp filter (Tests/vm/systemd/run.sh). About 30 s.
+.PHONY: test-systemd
+test-systemd: release man
+	Tests/vm/systemd/run.sh

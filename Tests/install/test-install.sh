@@ -25,6 +25,7 @@ expected() {
   [ -f completion/actionctl.bash ] && echo $p/share/bash-completion/completions/actionctl
   for f in docs/*.md; do echo "$p/share/doc/actiond/${f#docs/}"; done
   find examples -type f | sed "s|^|$p/share/doc/actiond/|"
+  for f in examples/bin/*; do echo "$p/lib/actiond/${f##*/}"; done
 }
 listing() { (cd "$1" && find . -mindepth 1 ! -type d | sed 's|^\./||' | sort); }
 
@@ -49,10 +50,18 @@ version=$(sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/V
 for f in etc/actiond/actiond.json usr/local/lib/udev/rules.d/70-actiond.rules usr/local/share/man/man8/actiond.8; do
   [ "$(stat -c %a "$root/$f")" = 644 ] || fail "$f is not mode 644"
 done
+# The example controls' helpers are installed, executable, where their argv name them.
+for f in examples/controls.d/*.json; do
+  { grep -o '"/usr/local/lib/actiond/[^"]*"' "$f" || true; } | tr -d '"' | while read -r helper; do
+    [ -x "$root$helper" ] || fail "$f runs $helper, which is not installed executable"
+  done
+done
 
 # The installed client accepts the installed configuration (the daemon's own loader).
 "$root/usr/local/bin/actionctl" check-config "$root/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 \
   || { cat "$tmp/check.log" >&2; fail "actionctl check-config rejects the installed actiond.json"; }
+"$root/usr/local/sbin/actiond" --check-config "$root/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 \
+  || { cat "$tmp/check.log" >&2; fail "actiond --check-config rejects the installed actiond.json"; }
 # ...and it is the embedded default configuration, below its header comment, so
 # installing it changes nothing until the operator edits it.
 embedded=$(sed -n '/static let text = """/,/^    """/p' Sources/ActiondCore/Config/DefaultConfiguration.swift \
@@ -67,6 +76,12 @@ grep -qx 'ExecStart=/usr/sbin/actiond' "$tmp/usr-root/usr/lib/systemd/system/act
   || fail "with PREFIX=/usr, actiond.service does not start /usr/sbin/actiond"
 [ -f "$tmp/usr-root/usr/lib/udev/rules.d/70-actiond.rules" ] || fail "with PREFIX=/usr, no /usr/lib/udev/rules.d/70-actiond.rules"
 [ -f "$tmp/usr-root/etc/actiond/actiond.json" ] || fail "with PREFIX=/usr, the configuration is not in /etc"
+for f in "$tmp"/usr-root/usr/share/doc/actiond/examples/controls.d/*.json; do
+  if grep -q '/usr/local/' "$f"; then fail "with PREFIX=/usr, $f still names /usr/local"; fi
+  { grep -o '"/usr/lib/actiond/[^"]*"' "$f" || true; } | tr -d '"' | while read -r helper; do
+    [ -x "$tmp/usr-root$helper" ] || fail "with PREFIX=/usr, $f runs $helper, which is not installed"
+  done
+done
 
 # 4. Uninstall leaves no file and no directory of ours.
 mk uninstall DESTDIR="$root"

@@ -7,8 +7,9 @@
 /// Perform semantics (issue "Controls that do real things"):
 /// - a hold performs exactly once, at the threshold;
 /// - while an instance's intent runs, another hold or `perform` of it is `busy`, not queued;
-/// - a toggle requests `!current`; an unknown or unavailable current value fails the hold
-///   with the reason instead of guessing;
+/// - a toggle requests `!current`; a value never read yet is read first (the perform
+///   counts as busy meanwhile); an unavailable value fails the hold with the reason
+///   instead of guessing;
 /// - after success the value is re-read (store-backed values are simply the requested
 ///   one) and the resulting `valueText` announced; after failure the reason is
 ///   announced and nothing changes.
@@ -65,6 +66,8 @@ public final class ControlEngine {
   private var values: [String: ControlValue] = [:]
   private var storeValues: [String: Bool] = [:]
   private var inFlight: [String: InFlight] = [:]
+  /// Instances whose value is being read before a perform can decide what to request.
+  private var readingToPerform: Set<String> = []
   private var pendingReads: [UInt64: PendingRead] = [:]
   private var readsByInstance: [String: UInt64] = [:]
   private var connectedProviders: Set<String> = []
@@ -215,6 +218,13 @@ public final class ControlEngine {
     _ instance: ControlInstance, button: String?, source: PerformSource,
     completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
+    perform(instance, button: button, source: source, valueWasRead: false, completion: completion)
+  }
+
+  private func perform(
+    _ instance: ControlInstance, button: String?, source: PerformSource, valueWasRead: Bool,
+    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+  ) {
     guard let definition = configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
       output.announce(.failed(kind: instance.kind, button: button, source: source, error: e))
@@ -233,7 +243,7 @@ public final class ControlEngine {
           .notConfigured, ControlPresentation.hint(for: definition, missing: instance.missing, value: .unknown)))
       return
     }
-    if inFlight[instance.id] != nil {
+    if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       output.announce(.busy(kind: instance.kind, button: button, source: source))
       completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
@@ -243,8 +253,19 @@ public final class ControlEngine {
       switch value(of: instance, definition) {
       case .on: requested = false
       case .off: requested = true
+      case .unknown where !valueWasRead:
+        // Never read yet: the hold came before the start-up read answered, or this
+        // instance is first seen in this request (`perform --kind K led=...`). Read it
+        // now and decide from the answer; meanwhile the instance counts as busy.
+        readingToPerform.insert(instance.id)
+        read(instance, definition) { [weak self] _ in
+          guard let self else { return }
+          self.readingToPerform.remove(instance.id)
+          self.perform(instance, button: button, source: source, valueWasRead: true, completion: completion)
+        }
+        return
       case .unknown:
-        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known yet"))
+        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known"))
         return
       case .unavailable(let reason):
         fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is unavailable: \(reason)"))
@@ -291,7 +312,7 @@ public final class ControlEngine {
       entry.value.completion?(.failure(error))
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
-        inFlight[instanceID] = nil
+        finishPerform(instanceID)
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
@@ -309,9 +330,17 @@ public final class ControlEngine {
   }
 
   private func finishPerform(_ instanceID: String) {
-    guard let entry = inFlight.removeValue(forKey: instanceID),
-      let definition = configuration.control(kind: entry.job.kind)
-    else { return }
+    guard let entry = inFlight.removeValue(forKey: instanceID) else { return }
+    guard let definition = configuration.control(kind: entry.job.kind) else {
+      // A reload removed the definition while its intent ran: the intent finished, but
+      // there is no control left to show. Say so rather than leaving the request unanswered.
+      let error = ProtocolError(
+        .unknownKind,
+        "\(entry.job.kind) was removed from the configuration while its intent ran; the intent finished")
+      output.announce(.failed(kind: entry.job.kind, button: entry.job.button, source: entry.job.source, error: error))
+      entry.completion?(.failure(error))
+      return
+    }
     let snapshot = self.snapshot(entry.job.instance, definition)
     output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
     entry.completion?(.success(snapshot))
@@ -413,8 +442,9 @@ public final class ControlEngine {
     output.announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
   }
 
-  /// `set`: an application changed the source of truth. Store-backed toggles take the
-  /// value; others are re-read (their provider is the truth, not the request).
+  /// `set`: an application changed the source of truth. Only store-backed toggles have
+  /// the store as their truth; for the others (exec, file, provider) the request is
+  /// `unsupported` rather than silently answered with whatever a re-read says.
   public func set(
     _ instance: ControlInstance, to newValue: Bool,
     completion: @escaping (Result<ControlSnapshot, ProtocolError>) -> Void
@@ -427,20 +457,23 @@ public final class ControlEngine {
       completion(.failure(ProtocolError(.unsupported, "\(instance.kind) is a button: it has no value to set")))
       return
     }
-    instances[instance.id] = instance
-    if case .store = definition.value ?? .store(initial: false) {
-      if storeValues[instance.id] != newValue {
-        storeValues[instance.id] = newValue
-        persist()
-      }
-      setValue(ControlValue(newValue), of: instance, definition)
-      completion(.success(snapshot(instance, definition)))
-    } else {
-      read(instance, definition) { [weak self] _ in
-        guard let self else { return }
-        completion(.success(self.snapshot(instance, definition)))
-      }
+    let provider = definition.value ?? .store(initial: false)
+    guard case .store = provider else {
+      completion(
+        .failure(
+          ProtocolError(
+            .unsupported,
+            "\(definition.displayName) takes its value from its \(provider.typeName) value provider, not the "
+              + "store: perform it to change it, or reload to re-read it")))
+      return
     }
+    instances[instance.id] = instance
+    if storeValues[instance.id] != newValue {
+      storeValues[instance.id] = newValue
+      persist()
+    }
+    setValue(ControlValue(newValue), of: instance, definition)
+    completion(.success(snapshot(instance, definition)))
   }
 
   /// `reload`: re-runs the value providers of `kind`'s known instances (all kinds when nil)

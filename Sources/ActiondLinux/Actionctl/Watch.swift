@@ -57,6 +57,9 @@ final class Watch {
       if options.json { out.line(line) } else { err.line("actionctl: \(e.message) (\(e.code))") }
       return .failed
     }
+    // With --json the subscribe reply is the first line: a script reading the stream
+    // knows the subscription is in place before it triggers anything.
+    if options.json { out.line(line) }
     loop = try EventLoop()
     for signo in [SIGINT, SIGTERM, SIGHUP] {
       try loop.onSignal(signo) { [unowned self] _ in

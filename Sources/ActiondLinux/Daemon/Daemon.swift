@@ -113,6 +113,12 @@ public final class Daemon {
       throw StartError(description: "cannot start input discovery: \(error)")
     }
     engine.start()
+    // A first run on a machine without a matching device must say why nothing happens.
+    for (index, button) in configuration.buttons.enumerated() where buttonDevices[index] == nil {
+      logger.notice(
+        "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet; "
+          + "it binds when one appears", event: "button-waiting")
+    }
     logger.notice(
       "actiond \(ActiondVersion.string) running: \(configuration.buttons.count) button(s), "
         + "\(configuration.controls.count) control(s), socket \(server.path)", event: "started")
@@ -440,8 +446,10 @@ extension Daemon: ControlEngineOutput {
     for key in ["LANG", "LC_ALL", "TZ"] where settings.environment[key] != nil { env[key] = settings.environment[key] }
     env.merge(spec.environment) { $1 }
     env.merge(extra) { $1 }
+    // The documented default is `/`, not wherever the daemon was started from (under
+    // systemd that is `/` anyway; from a shell it would be the shell's directory).
     let request = ProcessRequest(
-      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory, user: spec.user?.description,
+      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: spec.user?.description,
       timeout: spec.timeout)
     runner.run(request) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")

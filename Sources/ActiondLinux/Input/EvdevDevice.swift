@@ -174,14 +174,34 @@ public final class EvdevDevice {
     var flags = normal
     var droppedAt = MonotonicInstant.zero
     var event = input_event()
+    // Releases wait for their frame's SYN_REPORT: when a device goes away (or is reset)
+    // the kernel releases every held key itself and ends that frame with SYN_REPORT
+    // value 1 instead of 0 (input_disconnect_device). Those releases are not the user's,
+    // so a press cut short by an unplug must not become a short press: the frame is
+    // reported as a resync (the key is now up), which cancels the press.
+    var releases = PendingReleases()
     while true {
       let rc = next(&event, flags)
       if rc == statusSuccess {
         if event.type == UInt16(EV_KEY) {
+          if event.value == 0 && releases.append(code: event.code, at: event.monotonicInstant) { continue }
+          if releases.flush(sink, isClosed) { return .drained }
           sink(.key(code: event.code, value: event.value, at: event.monotonicInstant))
           if isClosed() { return .drained }
+        } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT) && !releases.isEmpty {
+          if event.value == 1 {
+            releases.removeAll()
+            sink(.resynced(at: event.monotonicInstant))
+            if isClosed() { return .drained }
+          } else if releases.flush(sink, isClosed) {
+            return .drained
+          }
         }
-      } else if rc == statusSync {
+        continue
+      }
+      // Anything but an event ends the frame as far as this read is concerned.
+      if releases.flush(sink, isClosed) { return .drained }
+      if rc == statusSync {
         if flags == normal {
           droppedAt = event.monotonicInstant
           flags = sync
@@ -208,6 +228,47 @@ public final class EvdevDevice {
     isClosed = true
     libevdev_free(device)
     Syscall.close(fileDescriptor)
+  }
+}
+
+/// Key releases of the frame being read, held until its SYN_REPORT says whether they
+/// were real. Fixed capacity so reading never allocates; a frame releasing more keys
+/// than that is flushed early (real keyboards release a few keys per frame).
+struct PendingReleases {
+  private var codes: (UInt16, UInt16, UInt16, UInt16) = (0, 0, 0, 0)
+  private var stamps: (MonotonicInstant, MonotonicInstant, MonotonicInstant, MonotonicInstant) = (
+    .zero, .zero, .zero, .zero
+  )
+  private(set) var count = 0
+
+  var isEmpty: Bool { count == 0 }
+
+  /// Keeps a release; false when full (the caller then delivers it at once).
+  mutating func append(code: UInt16, at: MonotonicInstant) -> Bool {
+    switch count {
+    case 0: (codes.0, stamps.0) = (code, at)
+    case 1: (codes.1, stamps.1) = (code, at)
+    case 2: (codes.2, stamps.2) = (code, at)
+    case 3: (codes.3, stamps.3) = (code, at)
+    default: return false
+    }
+    count += 1
+    return true
+  }
+
+  mutating func removeAll() { count = 0 }
+
+  /// Delivers the kept releases as real ones; true when the sink closed the device.
+  mutating func flush(_ sink: (EvdevEvent) -> Void, _ isClosed: () -> Bool) -> Bool {
+    let n = count
+    count = 0
+    for i in 0..<n {
+      let (code, at) =
+        i == 0 ? (codes.0, stamps.0) : i == 1 ? (codes.1, stamps.1) : i == 2 ? (codes.2, stamps.2) : (codes.3, stamps.3)
+      sink(.key(code: code, value: 0, at: at))
+      if isClosed() { return true }
+    }
+    return false
   }
 }
 

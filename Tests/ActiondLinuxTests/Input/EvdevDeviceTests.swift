@@ -33,6 +33,46 @@ private let sync = Int32(LIBEVDEV_READ_STATUS_SYNC.rawValue)
 private let none = event(0, 0, 0)
 
 @Suite struct EvdevDeviceTests {
+  /// On unplug the kernel releases held keys itself and ends that frame with SYN_REPORT
+  /// value 1: a resync (key now up), never a user's release that would be a short press.
+  @Test func kernelSynthesizedReleasesAreAResyncNotARelease() {
+    let reads = ScriptedReads([
+      (success, event(EV_KEY, KEY_PROG1, 1, sec: 1)),
+      (success, event(EV_SYN, SYN_REPORT, 0, sec: 1)),
+      (success, event(EV_KEY, KEY_PROG1, 0, sec: 1, usec: 200_000)),
+      (success, event(EV_SYN, SYN_REPORT, 1, sec: 1, usec: 200_000)),
+      (-ENODEV, none),
+    ])
+    var seen: [EvdevEvent] = []
+    let result = EvdevDevice.drain(next: reads.next, isClosed: { false }) { seen.append($0) }
+    #expect(result == .lost(Errno(ENODEV)))
+    #expect(
+      seen == [
+        .key(code: UInt16(KEY_PROG1), value: 1, at: MonotonicInstant(nanoseconds: 1_000_000_000)),
+        .resynced(at: MonotonicInstant(nanoseconds: 1_200_000_000)),
+      ])
+  }
+
+  /// Real releases (SYN_REPORT value 0) keep their own timestamps and order, also when a
+  /// frame releases more keys than are kept back and when a read ends mid-frame.
+  @Test func realReleasesAreDeliveredInOrder() {
+    var script: [(Int32, input_event)] = []
+    for code in 0..<6 { script.append((success, event(EV_KEY, KEY_A + Int32(code), 0, sec: 2, usec: code))) }
+    script.append((success, event(EV_SYN, SYN_REPORT, 0, sec: 2, usec: 9)))
+    script.append((success, event(EV_KEY, KEY_B, 0, sec: 3)))
+    script.append((-EAGAIN, none))
+    let reads = ScriptedReads(script)
+    var seen: [EvdevEvent] = []
+    _ = EvdevDevice.drain(next: reads.next, isClosed: { false }) { seen.append($0) }
+    let expected: [EvdevEvent] =
+      (0..<6).map {
+        .key(
+          code: UInt16(KEY_A + Int32($0)), value: 0, at: MonotonicInstant(nanoseconds: 2_000_000_000 + Int64($0) * 1000)
+        )
+      } + [.key(code: UInt16(KEY_B), value: 0, at: MonotonicInstant(nanoseconds: 3_000_000_000))]
+    #expect(seen == expected)
+  }
+
   @Test func keysAreDeliveredWithTheirTimestampsAndDroppedEventsAreResynced() {
     let reads = ScriptedReads([
       (success, event(EV_KEY, KEY_PROG1, 1, sec: 1, usec: 500)),

@@ -128,7 +128,8 @@ import Testing
     ]
     for e in events { h.server.broadcast(e) }
     try h.pump {
-      _ = plain.poll(); _ = json.poll(); return plain.output.split(separator: "\n").count == 3 && !json.output.isEmpty
+      _ = plain.poll(); _ = json.poll()
+      return plain.output.split(separator: "\n").count == 3 && json.output.split(separator: "\n").count == 2
     }
     h.server.stop()
     try h.pump { plain.poll() && json.poll() }
@@ -142,7 +143,11 @@ import Testing
         """)
     #expect(plain.exitStatus == 4)
     #expect(plain.errorOutput == "actionctl: actiond is stopping (shutting-down)\n")
-    #expect(try ServerMessage.decode(line: String(json.output.dropLast())) == .event(events[2]))
+    // --json: the subscribe reply first (the subscription is live), then the raw events.
+    let jsonLines = json.output.split(separator: "\n").map(String.init)
+    #expect(jsonLines.count == 2)
+    #expect(jsonLines.first?.contains(#""request":"subscribe""#) == true)
+    #expect(try ServerMessage.decode(line: jsonLines.last ?? "") == .event(events[2]))
     #expect(json.exitStatus == 4)
   }
 

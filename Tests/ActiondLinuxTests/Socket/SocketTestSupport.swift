@@ -248,10 +248,16 @@ final class ChildProcess {
 
   var output: String { String(decoding: stdout, as: UTF8.self) }
   var errorOutput: String { String(decoding: stderr, as: UTF8.self) }
+
+  /// The output pipes still open, to wait on with poll(2) instead of sleeping.
+  var openDescriptors: [Int32] { (outOpen ? [outFD] : []) + (errOpen ? [errFD] : []) }
 }
 
 /// The `actionctl` binary built next to the test bundle.
-func actionctlPath() throws -> String {
+func actionctlPath() throws -> String { try builtExecutablePath("actionctl") }
+
+/// An executable of this package (`actionctl`, `actiond`) built next to the test bundle.
+func builtExecutablePath(_ name: String) throws -> String {
   var buffer = [CChar](repeating: 0, count: 4096)
   let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
   guard n > 0 else { throw Errno.current }
@@ -260,7 +266,7 @@ func actionctlPath() throws -> String {
   var dir = exe
   while let slash = dir.lastIndex(of: "/") {
     dir = String(dir[..<slash])
-    if access(dir + "/actionctl", X_OK) == 0 { return dir + "/actionctl" }
+    if access(dir + "/" + name, X_OK) == 0 { return dir + "/" + name }
   }
   throw Errno.notFound
 }

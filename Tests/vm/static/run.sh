@@ -5,7 +5,9 @@
 # `make install` (release, --static-swift-stdlib) into a staging root, plus
 # busybox and only the libraries ldd names for the two binaries: no Swift
 # runtime anywhere in the image (checked), then Debian's x86 kernel boots it
-# under qemu and the guest runs the installed actiond and actionctl.
+# under qemu and the guest runs the installed actiond and actionctl: the daemon
+# on its installed default configuration, actionctl status and perform over its
+# default socket, and the state surviving a restart.
 #
 # Usage: Tests/vm/static/run.sh    (from `make test-static`, after `make release`)
 set -euo pipefail
@@ -40,7 +42,25 @@ cat >"$root/init" <<'INIT'
 /bin/busybox --install -s
 mount -t proc proc /proc
 mount -t devtmpfs devtmpfs /dev
-fail() { echo "STATIC-FAIL: $*"; poweroff -f; }
+mount -t sysfs sysfs /sys
+mount -t tmpfs tmpfs /run
+mkdir -p /run/actiond /var/lib/actiond
+fail() { echo "STATIC-FAIL: $*"; cat /tmp/actiond.log 2>/dev/null; poweroff -f; }
+# The daemon with every default: /etc/actiond/actiond.json, /run/actiond/actiond.sock, /var/lib/actiond.
+start_daemon() {
+  /usr/local/sbin/actiond >>/tmp/actiond.log 2>&1 &
+  daemon=$!
+  i=0
+  until [ -S /run/actiond/actiond.sock ]; do
+    i=$((i + 1)); [ $i -le 100 ] || fail "no socket 10 s after starting actiond"
+    kill -0 $daemon 2>/dev/null || fail "actiond exited"
+    sleep 0.1
+  done
+}
+stop_daemon() {
+  kill -TERM $daemon; wait $daemon || fail "actiond exited with $? after SIGTERM"
+  rm -f /run/actiond/actiond.sock
+}
 v=$(/usr/local/sbin/actiond --version 2>&1) || fail "actiond --version: $v"
 echo "STATIC: $v"
 /usr/local/sbin/actiond --help >/tmp/help 2>&1 || fail "actiond --help: $(cat /tmp/help)"
@@ -48,10 +68,24 @@ echo "STATIC: actiond --help: $(head -1 /tmp/help)"
 c=$(/usr/local/bin/actionctl check-config /etc/actiond/actiond.json 2>&1) || fail "actionctl check-config: $c"
 echo "STATIC: actionctl check-config: $c"
 [ -z "$(find / -xdev -iname '*swift*' 2>/dev/null)" ] || fail "a Swift file is in the guest"
+start_daemon
+s=$(/usr/local/bin/actionctl status 2>&1) || fail "actionctl status: $s"
+echo "$s" | sed 's/^/STATIC: status: /'
+echo "$s" | grep -q 'Work Timer.*Stopped.*Hold to Start' || fail "status does not show the Work Timer stopped"
+p=$(/usr/local/bin/actionctl perform action 2>&1) || fail "actionctl perform action: $p"
+echo "STATIC: perform action: $p"
+stop_daemon
+start_daemon
+s=$(/usr/local/bin/actionctl status 2>&1) || fail "actionctl status after restart: $s"
+echo "$s" | grep -q 'Work Timer.*Running.*Hold to Stop' || fail "the state did not survive a restart: $s"
+echo "STATIC: after a restart: $(echo "$s" | tail -1)"
+stop_daemon
 echo "STATIC-PASS"
 poweroff -f
 INIT
 chmod 0755 "$root/init"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\ninput:x:101:\n' >"$root/etc/group"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
 
 start=$(date +%s)

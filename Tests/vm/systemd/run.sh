@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# test-systemd: the installed units under a real systemd (PID 1) in a VM.
+#
+# The guest's root is a tmpfs holding this machine's /usr (9p, read-only: the
+# same systemd 252 as Debian 12), a tmpfs /usr/local with `make install`'s
+# files (so systemd and systemd-sysusers must find them under /usr/local/lib),
+# a minimal /etc, and a oneshot test unit. systemd boots to actiond-vmtest.target;
+# the test unit connects with actionctl, so actiond.socket starts
+# actiond.service with its whole sandbox; then it performs, reloads and
+# inspects the running service (user, groups, capabilities, seccomp, state),
+# and powers off. The Swift toolchain is not visible in the guest (/usr/local
+# is replaced).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+cache=$top/Tests/vm/.cache
+die() { echo "test-systemd: FAIL: $*" >&2; exit 1; }
+
+"$top/Tests/vm/fetch.sh" "$cache" >/dev/null
+kver=$(cat "$cache/kernel/version")
+kroot=$(realpath "$cache/kernel/root")
+work=$(mktemp -d /tmp/actiond-systemd.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,proc,sys,dev,run,newroot,stage}
+
+# What `make install` puts in /usr/local and /etc.
+make -C "$top" --no-print-directory -s install-bin install-data DESTDIR="$root/stage" >"$work/install.log" 2>&1 \
+  || { cat "$work/install.log" >&2; die "make install"; }
+install -m 0755 "$(command -v busybox)" "$root/bin/busybox"
+for m in 9p 9pnet_virtio virtio_pci; do
+  modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' >"$work/modules"
+mkdir -p "$root/modules"
+n=0; while read -r ko; do n=$((n + 1)); cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")"; done <"$work/modules"
+
+# The test, run by systemd once the system is up.
+mkdir -p "$root/stage/etc/systemd/system"
+cat >"$root/stage/etc/systemd/system/actiond-vmtest.target" <<'UNIT'
+[Unit]
+Description=actiond VM test
+Requires=sysinit.target actiond-vmtest.service
+After=sysinit.target
+AllowIsolate=yes
+UNIT
+cat >"$root/stage/etc/systemd/system/actiond-vmtest.service" <<'UNIT'
+[Unit]
+Description=actiond VM test driver
+After=sysinit.target actiond.socket
+Wants=actiond.socket
+[Service]
+Type=oneshot
+ExecStart=/bin/sh /etc/actiond-vmtest.sh
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+UNIT
+# An exec intent that writes outside the sandbox's writable paths: it must fail
+# until a drop-in grants the path (docs/operations.md, "Write files elsewhere").
+mkdir -p "$root/stage/etc/actiond/controls.d"
+cat >"$root/stage/etc/actiond/controls.d/vmtest.json" <<'JSON'
+{
+  kind: "org.actiond.vmtest.touch",
+  type: "button",
+  displayName: "Touch",
+  actionHint: "Touch",
+  intent: { type: "exec", argv: ["/usr/bin/touch", "/srv/actiond-test/flag"], timeoutMs: 10000 },
+}
+JSON
+cat >"$root/stage/etc/actiond-vmtest.sh" <<'TEST'
+#!/bin/sh
+# Runs as a oneshot under systemd; every line goes to the serial console.
+say() { echo "SYSTEMD: $*"; }
+fail() {
+  echo "SYSTEMD-FAIL: $*"
+  systemctl --no-pager status actiond.socket actiond.service 2>&1 | sed 's/^/  /'
+  journalctl --no-pager -b -u actiond.service -u actiond.socket 2>&1 | tail -30 | sed 's/^/  /'
+  systemctl poweroff --force --force
+}
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin SYSTEMD_PAGER=cat
+id actiond >/dev/null 2>&1 || fail "systemd-sysusers did not create user actiond from /usr/local/lib/sysusers.d"
+say "user from /usr/local/lib/sysusers.d: $(id actiond)"
+systemctl is-active --quiet actiond.socket || fail "actiond.socket is not active"
+[ "$(systemctl is-active actiond.service)" != active ] || fail "actiond.service runs before any client connected"
+say "actiond.socket listening, actiond.service not started: $(stat -c '%U:%G %a' /run/actiond/actiond.sock)"
+out=$(actionctl status 2>&1) || fail "actionctl status: $out"
+echo "$out" | sed 's/^/SYSTEMD: status: /'
+echo "$out" | grep -q 'Work Timer.*Stopped.*Hold to Start' || fail "unexpected status"
+[ "$(systemctl is-active actiond.service)" = active ] || fail "socket activation did not start actiond.service"
+pid=$(systemctl show -P MainPID actiond.service)
+say "socket activation started actiond.service (pid $pid)"
+say "process: $(grep -E '^(Uid|Gid|Groups|CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/$pid/status | tr -s '\t ' ' ' | tr '\n' ';')"
+[ "$(stat -c %U /proc/$pid)" = actiond ] || fail "actiond does not run as user actiond"
+grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$pid/status || fail "actiond has capabilities"
+grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$pid/status || fail "NoNewPrivs is not set"
+grep -q '^Seccomp:[[:space:]]*2' /proc/$pid/status || fail "no seccomp filter"
+input_gid=$(getent group input | cut -d: -f3)
+grep -q "^Groups:.*\b$input_gid\b" /proc/$pid/status || fail "actiond is not in group input ($input_gid)"
+out=$(actionctl perform action 2>&1) || fail "actionctl perform action: $out"
+say "perform action: $out"
+ls -l /var/lib/actiond/ | sed 's/^/SYSTEMD: state: /'
+[ "$(stat -c %U /var/lib/actiond)" = actiond ] || fail "/var/lib/actiond is not owned by actiond"
+systemctl reload actiond.service || fail "systemctl reload failed"
+sleep 1
+[ "$(systemctl is-active actiond.service)" = active ] || fail "not active after reload"
+[ "$(systemctl show -P MainPID actiond.service)" = "$pid" ] || fail "reload replaced the process"
+say "systemctl reload: still active, same pid"
+systemctl restart actiond.service || fail "systemctl restart failed"
+out=$(actionctl status 2>&1) || fail "actionctl status after restart: $out"
+echo "$out" | grep -q 'Work Timer.*Running.*Hold to Stop' || fail "state lost across a restart: $out"
+say "systemctl restart: the Work Timer is still Running"
+say "journal: $(journalctl --no-pager -b -u actiond.service -o cat 2>/dev/null | grep -c .) lines, e.g.:"
+journalctl --no-pager -b -u actiond.service -o cat 2>/dev/null | head -4 | sed 's/^/SYSTEMD:   /'
+mkdir -p /srv/actiond-test && chown actiond:actiond /srv/actiond-test
+if out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1); then fail "an exec intent wrote outside the sandbox: $out"; fi
+[ ! -e /srv/actiond-test/flag ] || fail "/srv/actiond-test/flag exists although /srv is read-only for the service"
+journalctl --no-pager -b -u actiond.service -o cat | grep -q 'Read-only file system' \
+  || fail "the refused exec intent's error (Read-only file system) is not in the journal"
+say "exec intent writing /srv/actiond-test without a grant: refused, journal: $(journalctl --no-pager -b -u actiond.service -o cat | grep 'Read-only file system' | tail -1)"
+mkdir -p /etc/systemd/system/actiond.service.d
+printf '[Service]\nReadWritePaths=/srv/actiond-test\n' >/etc/systemd/system/actiond.service.d/write.conf
+systemctl daemon-reload && systemctl restart actiond.service || fail "restart with the drop-in failed"
+out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1) || fail "exec intent with ReadWritePaths=/srv/actiond-test: $out"
+[ "$(stat -c %U /srv/actiond-test/flag 2>/dev/null)" = actiond ] || fail "the exec intent did not create /srv/actiond-test/flag as actiond"
+say "with the drop-in ReadWritePaths=/srv/actiond-test: $out; flag owned by $(stat -c %U /srv/actiond-test/flag)"
+[ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
+systemctl stop actiond.service actiond.socket
+systemctl is-failed --quiet actiond.service && fail "actiond.service failed on stop"
+say "stopped cleanly: $(systemctl show -P Result actiond.service)"
+echo "SYSTEMD-PASS"
+systemctl poweroff --force --force
+TEST
+
+cat >"$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+for ko in /modules/*.ko; do /bin/busybox insmod "$ko" || echo "insmod $ko failed"; done
+n=/newroot
+/bin/busybox mount -t tmpfs -o mode=0755 root "$n"
+/bin/busybox mkdir -p $n/usr $n/host $n/proc $n/sys $n/dev $n/run $n/tmp $n/var/lib $n/var/log $n/root $n/etc
+/bin/busybox mount -t 9p -o trans=virtio,version=9p2000.L,ro host $n/host || { echo "SYSTEMD-FAIL: 9p"; /bin/busybox poweroff -f; }
+/bin/busybox mount --bind $n/host/usr $n/usr
+/bin/busybox mount -o remount,bind,ro $n/usr
+/bin/busybox mount -t tmpfs -o mode=0755 usrlocal $n/usr/local
+for l in bin sbin lib lib64; do /bin/busybox ln -s usr/$l $n/$l; done
+/bin/busybox cp -a /stage/usr/local/. $n/usr/local/
+/bin/busybox cp -a /stage/etc/. $n/etc/
+printf '0123456789abcdef0123456789abcdef\n' >$n/etc/machine-id
+printf 'root:x:0:0:root:/root:/bin/sh\n' >$n/etc/passwd
+printf 'root:x:0:\ninput:x:101:\n' >$n/etc/group
+printf 'root:*::0:99999:7:::\n' >$n/etc/shadow
+printf 'root:*::\ninput:!::\n' >$n/etc/gshadow
+chmod 0640 $n/etc/shadow $n/etc/gshadow
+printf 'passwd: files systemd\ngroup: files systemd\nshadow: files\n' >$n/etc/nsswitch.conf
+/bin/busybox ln -s /usr/lib/os-release $n/etc/os-release
+/bin/busybox umount /proc /sys /dev
+exec /bin/busybox switch_root $n /lib/systemd/systemd
+INIT
+chmod 0755 "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+start=$(date +%s)
+timeout 110 qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nic none -display none -no-reboot \
+  -kernel "$cache/kernel/vmlinux" -initrd "$work/initrd.gz" \
+  -append "console=ttyS0 quiet panic=-1 systemd.unit=actiond-vmtest.target systemd.firstboot=off systemd.show_status=0 systemd.log_target=console systemd.log_level=warning" \
+  -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on \
+  -serial "file:$work/serial.log" </dev/null >"$work/qemu.log" 2>&1 || true
+tr -d '\r' <"$work/serial.log" | grep '^SYSTEMD' || true
+tr -d '\r' <"$work/serial.log" | grep -qx 'SYSTEMD-PASS' \
+  || { cat "$work/qemu.log" >&2; tail -60 "$work/serial.log" >&2; die "the guest did not pass"; }
+echo "test-systemd: passed in $(($(date +%s) - start)) s"
