@@ -422,8 +422,11 @@ static int cmd_reactor(int argc, char **argv) {
   if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT CMD...");
   int64_t threshold = atoll(argv[3]) * 1000000;
   long holds = atol(argv[4]);
-  FILE *out = fopen(argv[5], "w");
+  // Parent and subscriber child share this file: appends of whole lines only (line
+  // buffering), so their lines never split each other.
+  FILE *out = fopen(argv[5], "a");
   if (!out) die(argv[5]);
+  setvbuf(out, NULL, _IOLBF, 0);
   char **cmd = argv + 6;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) die("socketpair");
@@ -499,7 +502,8 @@ static int cmd_reactor(int argc, char **argv) {
     }
   }
   close(pair[0]);
-  waitpid(child, NULL, 0);
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+  }
   fclose(out);
   return 0;
 }

@@ -50,7 +50,7 @@ _deadline=$(($(now_ms) + 10000))
 while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
 kill -TERM "$SUB_PID" 2>/dev/null
 wait_pid "$SUB_PID" 10000 "the subscriber"
-grep -E '^(pressed|held) ' events.txt >events.log
+grep -E '^(pressed|held|performing) ' events.txt >events.log
 memory holds "$DAEMON_PID" >>mem.log
 
 step "$BENCH_BLAST presses ($((BENCH_BLAST * 2)) key events), paced by the daemon's announcements"
