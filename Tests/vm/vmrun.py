@@ -92,7 +92,7 @@ def boot(args):
         # A display device with an id, so a keyboard can be bound to its console
         # (usb-kbd,display=vga0) and input-send-event can target it (console vga0).
         "-vga", "none", "-device", "VGA,id=vga0",
-    ]
+    ] + args.qemu_arg
     started = time.monotonic()
     qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     state = {}
@@ -166,6 +166,8 @@ def main():
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--expect", nargs="*", default=[])
+    # Extra qemu arguments, one per option (e.g. the bench tier's 9p share of the host's /usr).
+    parser.add_argument("--qemu-arg", action="append", default=[])
     args = parser.parse_args()
 
     serial_log, elapsed, timed_out, returncode, qemu_output = boot(args)

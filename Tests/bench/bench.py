@@ -1,0 +1,631 @@
+#!/usr/bin/env python3
+"""The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
+
+    bench.py host --actiond BIN --core BIN --tool BIN --out FILE.json
+        host figures: recognizer (actiond-bench --json), `status` requests/s with 1 and 16
+        clients, fan-out of one announcement to 1,000 subscribers, config load time for
+        200 controls, start -> READY=1 with 10 controls, binary size
+    bench.py vm --serial LOG --out FILE.json
+        parses the bench scenarios' sample files out of the VM's serial log
+    bench.py report --host FILE.json --vm FILE.json --doc docs/benchmarks.md --plots DIR
+        writes the document and the gnuplot PNGs
+
+Everything is median-of-samples; the machine is shared, so each figure is compared only
+with figures measured in the same run.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# --- statistics -------------------------------------------------------------------------------
+
+
+def percentile(sorted_values, p):
+    """Nearest-rank percentile of an already sorted list."""
+    if not sorted_values:
+        return None
+    rank = max(1, min(len(sorted_values), int(-(-p * len(sorted_values) // 100))))
+    return sorted_values[rank - 1]
+
+
+def summary(values):
+    """n, min, p50, p99, max of a list of numbers (any unit)."""
+    v = sorted(values)
+    if not v:
+        return {"n": 0}
+    return {"n": len(v), "min": v[0], "p50": percentile(v, 50), "p99": percentile(v, 99), "max": v[-1]}
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load": os.getloadavg()[0],
+    }
+
+
+# --- host benchmarks --------------------------------------------------------------------------
+
+
+def control(i, intent=None):
+    return {
+        "kind": f"org.actiond.bench.c{i}",
+        "type": "toggle",
+        "displayName": f"Bench {i}",
+        "valueText": {"on": "Running", "off": "Stopped"},
+        "actionHint": {"on": "Stop", "off": "Start"},
+        "intent": intent or {"type": "state"},
+        "value": {"type": "store", "initial": False},
+    }
+
+
+def write_config(directory, controls, max_clients=64):
+    """A configuration with one button and `controls` store-backed toggles; returns its path."""
+    os.makedirs(os.path.join(directory, "controls.d"), exist_ok=True)
+    config = {
+        "socket": {"path": os.path.join(directory, "actiond.sock"), "mode": "0660", "maxClients": max_clients},
+        "stateDirectory": os.path.join(directory, "state"),
+        "controlsDirectory": os.path.join(directory, "controls.d"),
+        "buttons": [{"name": "action", "key": "KEY_PROG1", "match": {"tag": "actiond"}, "holdThresholdMs": 600}],
+        "controls": [control(i) for i in range(controls)],
+        "assignments": {"action": {"kind": "org.actiond.bench.c0"}},
+    }
+    path = os.path.join(directory, f"actiond-{controls}.json")
+    with open(path, "w") as f:
+        json.dump(config, f, indent=1)
+    return path
+
+
+def run(cmd, **kw):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if result.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def start_daemon(actiond, config, directory):
+    sock = os.path.join(directory, "actiond.sock")
+    log = open(os.path.join(directory, "daemon.log"), "w")
+    proc = subprocess.Popen(
+        [actiond, "--config", config, "--socket", sock, "--state-dir", os.path.join(directory, "state"),
+         "--log-level", "warning"], stdout=log, stderr=log)
+    deadline = time.monotonic() + 20
+    while not os.path.exists(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            sys.exit(f"bench: actiond did not start; see {log.name}")
+        time.sleep(0.02)
+    return proc, sock
+
+
+def stop_daemon(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def host(args):
+    results = {"machine": machine()}
+    work = tempfile.mkdtemp(prefix="actiond-bench-")
+    try:
+        # Recognizer: the existing micro-benchmark.
+        print("bench: recognizer (actiond-bench)", flush=True)
+        results["recognizer"] = json.loads(run([args.core, "--json"]).strip().splitlines()[-1])
+
+        # Config load: --check-config of 200 controls against 1 control (process start-up and
+        # the rest of the run is what both share; the difference is the loading itself).
+        print("bench: configuration load", flush=True)
+        load = {}
+        for n in (1, 200):
+            path = write_config(work, n)
+            times = []
+            for _ in range(args.repeat):
+                t0 = time.monotonic_ns()
+                run([args.actiond, "--check-config", path])
+                times.append(time.monotonic_ns() - t0)
+            load[str(n)] = summary(times)
+        results["configLoad"] = load
+
+        # start -> READY=1 with 10 controls.
+        print("bench: start -> READY=1", flush=True)
+        path = write_config(work, 10)
+        sock = os.path.join(work, "actiond.sock")
+        out = run([args.tool, "ready", str(args.repeat), "--", args.actiond, "--config", path, "--socket", sock,
+                   "--state-dir", os.path.join(work, "state"), "--log-level", "warning"])
+        results["ready"] = summary([int(line.split()[1]) for line in out.splitlines() if line.startswith("ready ")])
+
+        # status requests/s and fan-out on one daemon allowing 1,024 clients.
+        path = write_config(work, 10, max_clients=1024)
+        proc, sock = start_daemon(args.actiond, path, work)
+        try:
+            status = {}
+            for clients in (1, 16):
+                print(f"bench: status requests, {clients} client(s)", flush=True)
+                rates = []
+                for _ in range(3):
+                    out = run([args.tool, "statusload", sock, str(clients), str(args.seconds)])
+                    m = re.search(r"requests (\d+) seconds ([\d.]+)", out)
+                    rates.append(int(m.group(1)) / float(m.group(2)))
+                status[str(clients)] = summary(rates)
+            results["status"] = status
+            print("bench: fan-out to 1,000 subscribers", flush=True)
+            out = run([args.tool, "fanout", sock, "1000", str(args.rounds), "org.actiond.bench.c1"])
+            rounds = [line.split()[1:] for line in out.splitlines() if line.startswith("round ")]
+            results["fanout"] = {
+                "subscribers": 1000,
+                "first": summary([int(r[0]) for r in rounds]),
+                "last": summary([int(r[1]) for r in rounds]),
+            }
+        finally:
+            stop_daemon(proc)
+
+        # Binary size: as built and stripped.
+        stripped = os.path.join(work, "actiond.stripped")
+        shutil.copy(args.actiond, stripped)
+        run(["strip", stripped])
+        results["binary"] = {"bytes": os.path.getsize(args.actiond), "strippedBytes": os.path.getsize(stripped)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"bench: host figures in {args.out}")
+
+
+# --- VM results -------------------------------------------------------------------------------
+
+
+def serial_files(serial):
+    """{scenario: {file name: [lines]}} from the @@vm file markers of Tests/vm/init."""
+    files, current = {}, None
+    with open(serial, errors="replace") as log:
+        for line in log:
+            line = line.rstrip("\r\n")
+            m = re.match(r"@@vm file (\S+) (\S+)$", line)
+            if m:
+                current = files.setdefault(m.group(1), {}).setdefault(os.path.basename(m.group(2)), [])
+                continue
+            if line.startswith("@@vm "):
+                current = None
+                continue
+            if current is not None:
+                current.append(line)
+    return files
+
+
+def values(lines, tag, column=1):
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) > column and parts[0] == tag:
+            out.append(int(parts[column]))
+    return out
+
+
+MISSED = {}
+
+
+def paired(starts, ends, what, early=50_000_000):
+    """end - start per sample. Each start (a deadline or key-down, in press order) takes the
+    first end in [start - 50 ms, next start - 50 ms): presses are >= 100 ms apart, so an early
+    end still pairs with its own start and shows as negative. Starts without an end are
+    counted as missed (MISSED[what]) rather than shifting every later pair. The spawn floor
+    passes early=0: each spawn is waited for before the next one starts."""
+    starts, ends = sorted(starts), sorted(ends)
+    out, j, missed = [], 0, 0
+    for i, s in enumerate(starts):
+        limit = starts[i + 1] - early if i + 1 < len(starts) else float("inf")
+        while j < len(ends) and ends[j] < s - early:
+            j += 1
+        if j < len(ends) and ends[j] < limit:
+            out.append(ends[j] - s)
+            j += 1
+        else:
+            missed += 1
+    MISSED[what] = {"starts": len(starts), "ends": len(ends), "missed": missed}
+    return out
+
+
+def memory(lines):
+    return {p[1]: {"vmRSSkB": int(p[2]), "rssAnonkB": int(p[3])} for p in (l.split() for l in lines) if p[:1] == ["mem"]}
+
+
+def vm(args):
+    files = serial_files(args.serial)
+    hold_ns = args.hold_ms * 1_000_000
+    series, extra = {}, {}
+
+    def need(scenario, name):
+        try:
+            return files[scenario][name]
+        except KeyError:
+            sys.exit(f"bench: {scenario} left no {name} in {args.serial}")
+
+    lim = "01-limits"
+    series["timerfd"] = values(need(lim, "timerfd.log"), "overshoot")
+    series["spawn"] = paired(values(need(lim, "spawn-t0.log"), "spawn"), values(need(lim, "spawn-rec.log"), "spawn"),
+                             "spawn floor", early=0)
+    reactor = need(lim, "reactor.log")
+    series["reactorPress"] = values(reactor, "rt")
+    series["reactorTimer"] = values(reactor, "overshoot")
+    series["reactorCommand"] = paired(values(reactor, "deadline"), values(need(lim, "reactor-rec.log"), "reactor"),
+                                      "reactor command")
+
+    act = "02-actiond"
+    events = [line.split() for line in need(act, "events.log")]
+    pressed = [(int(e[1]) * 1000, int(e[2]) * 1000, int(e[3])) for e in events if e[0] == "pressed"]
+    held = [(int(e[1]) * 1000, int(e[3])) for e in events if e[0] == "held"]
+    series["actiondPressed"] = [recv - t for t, _, recv in pressed]
+    series["actiondHeld"] = [recv - t for t, recv in held]
+    deadlines = [d for _, d, _ in pressed]
+    if not set(t for t, _ in held) <= set(deadlines):
+        sys.exit("bench: actiond: a held time is not the deadline of a pressed")
+    series["actiondCommand"] = paired(deadlines, values(need(act, "actiond-rec.log"), "actiond"), "actiond command")
+    # Whether the subscriber read `held` only after the command had already started (one vCPU:
+    # the subscriber runs when the daemon blocks).
+    commands = sorted(values(need(act, "actiond-rec.log"), "actiond"))
+    after = 0
+    for deadline, recv in held:
+        started = [c for c in commands if deadline - 50_000_000 <= c < deadline + 150_000_000]
+        after += bool(started) and recv > started[0]
+    extra["heldAfterCommand"] = {"after": after, "of": len(held)}
+    # The kernel's own key-down timestamps, read back by the device tool, against the daemon's.
+    downs = values(need(act, "down.log"), "down")
+    if downs != [t for t, _, _ in pressed]:
+        extra["actiondTimestampMismatch"] = sum(1 for a, (b, _, _) in zip(downs, pressed) if a != b)
+    mem_lines = need(act, "mem.log")
+    extra["actiondMemory"] = memory(mem_lines)
+    for line in mem_lines:
+        p = line.split()
+        if p[0] == "idle":
+            extra["idle"] = {"seconds": int(p[1]), "switches": int(p[2])}
+        elif p[0] == "blast":
+            extra["blast"] = {"presses": int(p[1]), "releasedSeen": int(p[2]), "seconds": float(p[3])}
+
+    thd = "03-triggerhappy"
+    if thd in files:
+        series["thdCommand"] = paired(values(need(thd, "down.log"), "down"), values(need(thd, "thd-rec.log"), "thd"),
+                                      "thd command")
+        extra["thdMemory"] = memory(need(thd, "mem.log"))
+    py = "04-python-evdev"
+    if py in files and "python-rec.log" in files[py]:
+        series["pythonCommand"] = paired([d + hold_ns for d in values(need(py, "down.log"), "down")],
+                                         values(need(py, "python-rec.log"), "python"), "python command")
+        extra["pythonMemory"] = memory(need(py, "mem.log"))
+
+    result = {"holdMs": args.hold_ms, "series": {k: summary(v) for k, v in series.items()},
+              "early": {k: sum(1 for x in v if x < 0) for k, v in series.items()}, "pairing": MISSED, **extra}
+    if args.vm_info:
+        with open(args.vm_info) as f:
+            result["vm"] = json.load(f)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    with open(args.out.replace(".json", "-samples.json"), "w") as f:
+        json.dump(series, f)
+    print(f"bench: VM figures in {args.out}")
+
+
+
+def ms(ns):
+    return "–" if ns is None else f"{ns / 1e6:.2f}"
+
+
+def kib(kb):
+    return f"{kb / 1024:.1f} MiB" if kb >= 1024 else f"{kb} kB"
+
+
+def verdict(ok, missed):
+    return "met" if ok else f"**missed**: {missed}"
+
+
+SERIES = {
+    # key: (label, what it measures)
+    "actiondPressed": ("actiond `pressed` → subscriber", "key-down kernel timestamp → a socket subscriber's read()"),
+    "reactorPress": ("C reactor key-down → subscriber (limit)", "the same through a minimal epoll reactor and a socketpair"),
+    "actiondHeld": ("actiond `held` → subscriber", "hold deadline (key-down + threshold) → a subscriber's read()"),
+    "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
+    "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
+    "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
+    "reactorCommand": ("C reactor command start (limit)", "hold deadline → the same command, epoll + timerfd + posix_spawn"),
+    "spawn": ("posix_spawn floor", "posix_spawn() call → the command's first instruction, no input involved"),
+    "pythonCommand": ("python-evdev command start", "hold deadline → the same command from Tests/vm/bench/hold.py"),
+    "thdCommand": ("triggerhappy command start", "key-down kernel timestamp → the same command run by thd on the press"),
+}
+
+
+def table(rows, series):
+    out = ["| series | n | min | p50 | p99 | max | measured from → to |", "|---|---:|---:|---:|---:|---:|---|"]
+    for key in rows:
+        s = series.get(key)
+        if not s or not s.get("n"):
+            continue
+        label, what = SERIES[key]
+        out.append(f"| {label} | {s['n']} | {ms(s['min'])} | {ms(s['p50'])} | {ms(s['p99'])} | {ms(s['max'])} | {what} |")
+    return out
+
+
+def plot(samples, keys, title, xlabel, path):
+    """A CDF per series on a log x axis, with gnuplot (pngcairo)."""
+    data_dir = tempfile.mkdtemp(prefix="actiond-plot-")
+    plots = []
+    for key in keys:
+        v = sorted(x / 1e6 for x in samples.get(key, []) if x > 0)
+        if not v:
+            continue
+        data = os.path.join(data_dir, f"{key}.dat")
+        with open(data, "w") as f:
+            for i, x in enumerate(v):
+                f.write(f"{x:.6f} {(i + 1) / len(v):.5f}\n")
+        plots.append(f"'{data}' using 1:2 with steps lw 2 title '{SERIES[key][0]} (n={len(v)})'")
+    if not plots:
+        return False
+    script = "\n".join([
+        "set terminal pngcairo size 1000,560 font 'sans,10'",
+        f"set output '{path}'",
+        f"set title '{title}'",
+        "set logscale x 10",
+        f"set xlabel '{xlabel}'",
+        "set ylabel 'fraction of samples ≤ x'",
+        "set yrange [0:1.02]",
+        "set grid xtics ytics mxtics",
+        "set key bottom right",
+        "plot " + ", ".join(plots),
+    ])
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return True
+
+
+def notes(vmr):
+    """Why a figure is where it is, when the measurements show it (the guest has one vCPU)."""
+    p = lambda k, q: vmr["series"].get(k, {}).get(q)  # noqa: E731
+    out = []
+    a, reactor = p("actiondCommand", "p50"), p("reactorCommand", "p50")
+    if a and reactor and a > reactor + 1e6:
+        out.append(
+            f"- actiond's command starts {ms(a - reactor)} ms (p50) later than the C reactor's, which uses "
+            "posix_spawn (glibc: clone with CLONE_VM|CLONE_VFORK, no page tables copied). The likely cause: "
+            "actiond's exec path (`actiond_spawn` in Sources/CActiondShim/shim.c) calls fork(), so the kernel "
+            "copies the daemon's page tables and the first writes take copy-on-write faults, which TCG makes "
+            "expensive; the spawn floor row is posix_spawn of the same command.")
+    held, timer = p("actiondHeld", "p50"), p("timerfd", "p50")
+    if held and timer and held > timer + 1e6:
+        out.append(
+            f"- The `held` announcement reaches the subscriber {ms(held - timer)} ms (p50) after the timerfd "
+            "limit (the `pressed` path adds "
+            f"{ms(p('actiondPressed', 'p50') - p('reactorPress', 'p50'))} ms over the C reactor); in "
+            f"{vmr.get('heldAfterCommand', {}).get('after')} of {vmr.get('heldAfterCommand', {}).get('of')} holds "
+            "the subscriber read `held` only after the intent's command had started.")
+    pairing = {k: v for k, v in vmr.get("pairing", {}).items() if v["missed"]}
+    for what, v in pairing.items():
+        out.append(f"- {what}: {v['missed']} of {v['starts']} presses/spawns produced no sample (a missed hold).")
+    return (["Notes:", "", *out, ""] if out else [])
+
+
+def report(args):
+    with open(args.host) as f:
+        host = json.load(f)
+    vmr, samples = None, {}
+    if os.path.exists(args.vm):
+        with open(args.vm) as f:
+            vmr = json.load(f)
+        with open(args.vm.replace(".json", "-samples.json")) as f:
+            samples = json.load(f)
+    os.makedirs(args.plots, exist_ok=True)
+    rel = os.path.relpath(args.plots, os.path.dirname(os.path.abspath(args.doc)))
+    m = host["machine"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `make bench` on {m['date']} — rerun it rather than editing this file.",
+        f"Host: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, load average {m['load']:.1f} at the start "
+        "(a shared machine: compare figures of one run with each other, not across runs).",
+    ]
+    if vmr and vmr.get("vm"):
+        v = vmr["vm"]
+        lines.append(f"VM: qemu {v['qemu']} TCG (no KVM), 1 vCPU, Debian kernel {v['kernel']}; every peer ran in "
+                     "the same boot, one after the other, on the same uinput key.")
+    lines += ["", "## Summary", ""]
+    series = vmr["series"] if vmr else {}
+    if vmr:
+        p = lambda k, q: series.get(k, {}).get(q)  # noqa: E731
+        hold = vmr["holdMs"]
+        rows = ["| figure | actiond | compared with | target | verdict |", "|---|---:|---|---|---|"]
+        v = p("actiondPressed", "p99")
+        rows.append(f"| `pressed` read by a subscriber, p99 (p50) | {ms(v)} ms ({ms(p('actiondPressed', 'p50'))}) | "
+                    f"raw epoll round trip p99 {ms(p('reactorPress', 'p99'))} ms | ≤ 2 ms (moonshot 1 ms) | "
+                    f"{verdict(v <= 2e6, f'by {ms(v - 2e6)} ms')} |")
+        v = p("actiondHeld", "p99")
+        early = vmr["early"].get("actiondHeld", 0) + vmr["early"].get("actiondCommand", 0)
+        rows.append(f"| `held` lateness, p99 (p50); early | {ms(v)} ms ({ms(p('actiondHeld', 'p50'))}); "
+                    f"{early} early | timerfd overshoot p99 {ms(p('timerfd', 'p99'))} ms | never early, p99 ≤ 2 ms | "
+                    f"{verdict(v <= 2e6 and early == 0, f'{early} early, p99 over by {ms(max(0, v - 2e6))} ms')} |")
+        a, floor = p("actiondCommand", "p50"), p("spawn", "p50")
+        rows.append(f"| command start after the hold deadline, p50 | {ms(a)} ms | posix_spawn floor {ms(floor)} ms; "
+                    f"C reactor {ms(p('reactorCommand', 'p50'))} ms | within 1 ms of the floor | "
+                    f"{verdict(a - floor <= 1e6, f'{ms(a - floor - 1e6)} ms beyond floor + 1 ms')} |")
+        t = p("thdCommand", "p50")
+        if t:
+            ratio = a / t
+            rows.append(f"| … versus triggerhappy (key-down → command), p50 | {ms(a)} ms | thd {ms(t)} ms: ratio "
+                        f"{ratio:.2f} | ≤ 0.2 × thd | {verdict(ratio <= 0.2, f'ratio {ratio:.2f}')} |")
+        py = p("pythonCommand", "p50")
+        if py:
+            rows.append(f"| … versus a python-evdev script, p50 | {ms(a)} ms | python {ms(py)} ms: ratio "
+                        f"{a / py:.2f} | (no target) | – |")
+        mem = vmr["actiondMemory"]
+        idle = vmr.get("idle", {})
+        wakeups = idle.get("switches")
+        rows.append(f"| wakeups of the idle daemon over {idle.get('seconds')} s | {wakeups} | – | 0 | "
+                    f"{verdict(wakeups == 0, f'{wakeups} wakeups')} |")
+        start = mem["start"]
+        pm = vmr.get("pythonMemory", {}).get("holds")
+        tm = vmr.get("thdMemory", {}).get("presses")
+        peers = "; ".join(x for x in [
+            f"python {kib(pm['rssAnonkB'])} / {kib(pm['vmRSSkB'])}" if pm else "",
+            f"thd {kib(tm['rssAnonkB'])} / {kib(tm['vmRSSkB'])}" if tm else ""] if x)
+        over = [f"RssAnon by {kib(start['rssAnonkB'] - 1024)}" if start["rssAnonkB"] > 1024 else "",
+                f"VmRSS by {kib(start['vmRSSkB'] - 8192)}" if start["vmRSSkB"] > 8192 else ""]
+        rows.append(f"| RssAnon / VmRSS after start | {kib(start['rssAnonkB'])} / {kib(start['vmRSSkB'])} | {peers} | "
+                    f"≤ 1 MiB / ≤ 8 MiB | {verdict(not any(over), ', '.join(x for x in over if x))} |")
+        if "blast" in mem:
+            growth = mem["blast"]["vmRSSkB"] - mem["holds"]["vmRSSkB"]
+            b = vmr.get("blast", {})
+            rows.append(f"| VmRSS growth over {2 * b.get('presses', 0):,} key events | {growth} kB (RssAnon "
+                        f"{mem['blast']['rssAnonkB'] - mem['holds']['rssAnonkB']} kB) | after {vmr['series']['actiondCommand']['n']} holds | "
+                        f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
+        lines += rows
+    lines += [
+        "",
+        "Under TCG the guest runs about 8× slower than the host, so absolute VM figures are inflated; "
+        "the ratios to the limits and to the peers measured in the same boot are what count.",
+        "",
+    ]
+    if vmr:
+        lines += notes(vmr)
+    if vmr:
+        lines += [
+            "## In the VM: the real evdev path",
+            "",
+            f"Hold threshold {vmr['holdMs']} ms; holds last threshold + 30 ms, presses are 70 ms apart; milliseconds.",
+            "",
+            "### Announcements",
+            "",
+            *table(["actiondPressed", "reactorPress", "actiondHeld", "timerfd", "reactorTimer"], series),
+            "",
+            "### Event → command start",
+            "",
+            *table(["actiondCommand", "reactorCommand", "spawn", "pythonCommand", "thdCommand"], series),
+            "",
+            "Early samples (negative lateness): " + ", ".join(
+                f"{SERIES[k][0]} {n}" for k, n in vmr["early"].items() if k in SERIES) + ".",
+            "",
+        ]
+        if plot(samples, ["actiondPressed", "reactorPress", "actiondHeld", "timerfd"],
+                "Announcement latency in the VM (CDF)", "milliseconds after the key-down / the hold deadline",
+                os.path.join(args.plots, "vm-announcements.png")):
+            lines += [f"![announcement latency]({rel}/vm-announcements.png)", ""]
+        if plot(samples, ["spawn", "reactorCommand", "actiondCommand", "pythonCommand", "thdCommand"],
+                "Event to command start in the VM (CDF)", "milliseconds (thd from the key-down, the others from the hold deadline)",
+                os.path.join(args.plots, "vm-commands.png")):
+            lines += [f"![command start latency]({rel}/vm-commands.png)", ""]
+        lines += ["### Memory (kB)", "", "| process | when | VmRSS | RssAnon |", "|---|---|---:|---:|"]
+        for name, key in (("actiond", "actiondMemory"), ("python-evdev script", "pythonMemory"), ("thd", "thdMemory")):
+            for when, mm in vmr.get(key, {}).items():
+                lines.append(f"| {name} | {when} | {mm['vmRSSkB']} | {mm['rssAnonkB']} |")
+        b = vmr.get("blast")
+        if b:
+            lines += ["", f"Memory growth: {b['presses']:,} presses ({2 * b['presses']:,} key events) sent at most 8 "
+                      f"ahead of the daemon's `released` announcements, of which a subscriber received "
+                      f"{b['releasedSeen']:,} in {b['seconds']:.1f} s ({b['releasedSeen'] / b['seconds']:,.0f} "
+                      "presses/s through evdev, the recognizer and the socket, under TCG)."]
+        lines.append("")
+    r = host["recognizer"]
+    st, fo, cl, rd, bi = host["status"], host["fanout"], host["configLoad"], host["ready"], host["binary"]
+    lines += [
+        "## On the host",
+        "",
+        "| figure | p50 | min | max | samples |",
+        "|---|---:|---:|---:|---:|",
+        f"| recognizer, events/s ({r['buttons']} buttons, {r['eventsPerRun']:,} events per run) | "
+        f"{r['eventsPerSecondMedian'] / 1e6:.1f} M | {r['eventsPerSecondMin'] / 1e6:.1f} M | "
+        f"{r['eventsPerSecondMax'] / 1e6:.1f} M | {r['runs']} runs |",
+        f"| recognizer, heap allocations per event | {r['allocationsPerEvent']:.4f} | | | {r['allocations']} in all |",
+        f"| `status` requests/s, 1 client, one in flight | {st['1']['p50']:,.0f} | {st['1']['min']:,.0f} | "
+        f"{st['1']['max']:,.0f} | {st['1']['n']} runs |",
+        f"| `status` requests/s, 16 clients, one in flight each | {st['16']['p50']:,.0f} | {st['16']['min']:,.0f} | "
+        f"{st['16']['max']:,.0f} | {st['16']['n']} runs |",
+        f"| one `performed` announcement: perform request → first of {fo['subscribers']:,} subscribers, ms | "
+        f"{ms(fo['first']['p50'])} | {ms(fo['first']['min'])} | {ms(fo['first']['max'])} | {fo['first']['n']} |",
+        f"| … → last of {fo['subscribers']:,} subscribers, ms | {ms(fo['last']['p50'])} | {ms(fo['last']['min'])} | "
+        f"{ms(fo['last']['max'])} | {fo['last']['n']} |",
+        f"| `actiond --check-config`, 200 controls, ms | {ms(cl['200']['p50'])} | {ms(cl['200']['min'])} | "
+        f"{ms(cl['200']['max'])} | {cl['200']['n']} |",
+        f"| `actiond --check-config`, 1 control, ms (process start-up) | {ms(cl['1']['p50'])} | {ms(cl['1']['min'])} | "
+        f"{ms(cl['1']['max'])} | {cl['1']['n']} |",
+        f"| start → READY=1, 10 controls, ms | {ms(rd['p50'])} | {ms(rd['min'])} | {ms(rd['max'])} | {rd['n']} |",
+        "",
+        f"Binary (release, `--static-swift-stdlib`): {bi['bytes'] / 1e6:.1f} MB as built, "
+        f"{bi['strippedBytes'] / 1e6:.1f} MB stripped; it links only libc, libstdc++, libudev and libevdev.",
+        "",
+        "Loading 200 controls costs the difference of the two `--check-config` rows; the perform request's "
+        "round includes running the intent and persisting the state before `performed` is announced, so the "
+        "fan-out itself is the gap between the first and the last subscriber.",
+        "",
+    ]
+    lines += METHOD
+    with open(args.doc, "w") as f:
+        f.write("\n".join(lines))
+    print(f"bench: wrote {args.doc}")
+
+
+METHOD = [
+    "## Method",
+    "",
+    "`make bench` (mk/benchmarks.mk) runs `Tests/bench/run.sh`: release binaries (`--static-swift-stdlib`), "
+    "the host figures (`Tests/bench/bench.py host`), one VM boot with the scenarios of `Tests/vm/bench/` "
+    "(`Tests/bench/vm.sh`, the VM tier's harness), then this document and its plots (`bench.py report`). "
+    "Nothing here is a test: no figure fails the run.",
+    "",
+    "- The key is a uinput device of `benchtool device` (Tests/bench/benchtool.c) with exact press and "
+    "hold durations; it reads back the kernel's key-down timestamps (CLOCK_MONOTONIC) between presses.",
+    "- The recording command is `benchtool record TAG FILE` (static), which takes CLOCK_MONOTONIC first "
+    "thing in `main`: every peer starts the same program.",
+    "- actiond runs at log level warning with an `exec` intent; the subscriber is `benchtool subscribe` "
+    "(blocking reads, receipt time right after `read()`).",
+    "- The limits are a minimal C reactor (`benchtool reactor`: epoll on the evdev fd, one timerfd, "
+    "posix_spawn, a subscriber over a socketpair), the timerfd overshoot alone, and posix_spawn alone.",
+    "- triggerhappy is Debian's package unpacked into the VM, running the command on the key's press "
+    "(`KEY_PROG1 1 …`; thd forks and runs it with system(3), i.e. through /bin/sh, busybox's in the guest); it has no holds, so its figure starts at the key-down.",
+    "- The python-evdev script (Tests/vm/bench/hold.py) runs on the host's python3 and python3-evdev, "
+    "shared read-only into the guest over 9p.",
+    "- Idle wakeups are the daemon's voluntary + involuntary context switches over the idle window with "
+    "its button bound; memory is /proc/PID/status.",
+    "",
+]
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("host")
+    h.add_argument("--actiond", required=True)
+    h.add_argument("--core", required=True)
+    h.add_argument("--tool", required=True)
+    h.add_argument("--out", required=True)
+    h.add_argument("--repeat", type=int, default=21)
+    h.add_argument("--seconds", type=float, default=2.0)
+    h.add_argument("--rounds", type=int, default=30)
+    v = sub.add_parser("vm")
+    v.add_argument("--serial", required=True)
+    v.add_argument("--out", required=True)
+    v.add_argument("--hold-ms", type=int, required=True)
+    v.add_argument("--vm-info")
+    r = sub.add_parser("report")
+    r.add_argument("--host", required=True)
+    r.add_argument("--vm", required=True)
+    r.add_argument("--doc", required=True)
+    r.add_argument("--plots", required=True)
+    args = parser.parse_args()
+    {"host": host, "vm": vm, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,702 @@
+// benchtool: the measuring side of `make bench` (Tests/bench/README.md). One static
+// binary so the VM guest needs no libraries for it. It measures and prints samples; it
+// judges nothing (the report does).
+//
+//   benchtool record TAG FILE            appends "TAG <CLOCK_MONOTONIC ns>" to FILE, taken
+//                                        first thing in main: the recording command every
+//                                        peer (actiond, thd, python, reactor) starts
+//   benchtool spawnfloor N FILE          posix_spawn of `record spawn FILE` alone, N times;
+//                                        prints "spawn <t0 ns>" per spawn (t0 just before it)
+//   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
+//                                          press COUNT HOLD_MS GAP_MS   presses; after each,
+//                                            "down <kernel ts ns>" of its key-down goes to OUT
+//                                          blast PRESSES SOCK           press/release pairs as
+//                                            fast as actiond at SOCK announces them: at most
+//                                            8 presses ahead of its `released` events, so no
+//                                            reader's evdev buffer overflows; prints
+//                                            "blast sent N released N seconds S"
+//                                          sleep MS | quit
+//                                        prints "node /dev/input/eventN" once created
+//   benchtool subscribe SOCK OUT [MAX]   an actiond subscriber: for every event line prints
+//                                        "<event> <time us> <deadline us> <receipt ns>" to OUT
+//                                        (receipt = CLOCK_MONOTONIC right after read());
+//                                        ends after MAX performed/released events or on SIGTERM
+//   benchtool reactor DEV THRESH_MS N OUT CMD...   the limit: a minimal C reactor (epoll on
+//                                        the evdev fd + one timerfd + posix_spawn) with a
+//                                        subscriber over a socketpair; prints "rt <ns>"
+//                                        (key-down ts -> subscriber read), "overshoot <ns>"
+//                                        (timerfd expiry read - deadline), "deadline <ns>"
+//   benchtool timerfd N MS               timerfd overshoot alone: "overshoot <ns>" N times
+//   benchtool statusload SOCK CLIENTS SECONDS   closed-loop `status` requests, one in flight
+//                                        per client; prints "requests N seconds S"
+//   benchtool fanout SOCK SUBSCRIBERS ROUNDS KIND   SUBSCRIBERS connections subscribed to
+//                                        `performed`; per round one `perform KIND` from another
+//                                        connection; prints "round <send->first ns>
+//                                        <send->last ns>"
+//   benchtool ready N -- ACTIOND ARGS... start -> READY=1 (sd_notify) of ACTIOND, N times;
+//                                        prints "ready <ns>"; SIGTERM after each
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <linux/uinput.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "benchtool: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static void fail(const char *what) {
+  fprintf(stderr, "benchtool: %s\n", what);
+  exit(1);
+}
+
+static void sleep_until(int64_t t) {
+  struct timespec ts = {.tv_sec = t / 1000000000, .tv_nsec = t % 1000000000};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static void write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+      poll(&pfd, 1, 1000);
+      continue;
+    }
+    if (n < 0) die("write");
+    p += n;
+    len -= (size_t)n;
+  }
+}
+
+static int64_t event_ns(const struct input_event *ev) {
+  return (int64_t)ev->input_event_sec * 1000000000 + (int64_t)ev->input_event_usec * 1000;
+}
+
+// --- record, spawnfloor -------------------------------------------------------------------
+
+static int cmd_record(int argc, char **argv) {
+  int64_t t = now_ns();
+  if (argc != 4) fail("usage: record TAG FILE");
+  char line[128];
+  int n = snprintf(line, sizeof line, "%s %lld\n", argv[2], (long long)t);
+  int fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) die(argv[3]);
+  write_all(fd, line, (size_t)n);
+  close(fd);
+  return 0;
+}
+
+static int cmd_spawnfloor(int argc, char **argv) {
+  if (argc != 4) fail("usage: spawnfloor N FILE");
+  int count = atoi(argv[2]);
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len < 0) die("readlink /proc/self/exe");
+  self[len] = 0;
+  char *child[] = {self, "record", "spawn", argv[3], NULL};
+  for (int i = 0; i < count; i++) {
+    int64_t t0 = now_ns();
+    pid_t pid;
+    int rc = posix_spawn(&pid, self, NULL, NULL, child, environ);
+    if (rc != 0) {
+      errno = rc;
+      die("posix_spawn");
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    printf("spawn %lld\n", (long long)t0);
+    sleep_until(now_ns() + 5000000);
+  }
+  return 0;
+}
+
+// --- device ---------------------------------------------------------------------------------
+
+static void emit(int fd, int type, int code, int value) {
+  struct input_event ev = {.type = (unsigned short)type, .code = (unsigned short)code, .value = value};
+  write_all(fd, &ev, sizeof ev);
+}
+
+static void key(int fd, int value) {
+  emit(fd, EV_KEY, KEY_PROG1, value);
+  emit(fd, EV_SYN, SYN_REPORT, 0);
+}
+
+static void blast(int ui, long count, const char *sock);
+
+static int cmd_device(int argc, char **argv) {
+  if (argc != 4) fail("usage: device NAME OUT");
+  int ui = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (ui < 0) die("/dev/uinput");
+  if (ioctl(ui, UI_SET_EVBIT, EV_KEY) < 0 || ioctl(ui, UI_SET_KEYBIT, KEY_PROG1) < 0) die("UI_SET_*BIT");
+  struct uinput_setup setup = {.id = {.bustype = BUS_HOST, .vendor = 0x1209, .product = 0xac7d, .version = 1}};
+  snprintf(setup.name, sizeof setup.name, "%s", argv[2]);
+  if (ioctl(ui, UI_DEV_SETUP, &setup) < 0 || ioctl(ui, UI_DEV_CREATE) < 0) die("UI_DEV_CREATE");
+  char sysname[64] = {0};
+  if (ioctl(ui, UI_GET_SYSNAME(sizeof sysname), sysname) < 0) die("UI_GET_SYSNAME");
+  // The event node of the new input device: /sys/devices/virtual/input/inputN/eventM.
+  char node[128] = {0};
+  for (int attempt = 0; attempt < 500 && !node[0]; attempt++) {
+    for (int m = 0; m < 64; m++) {
+      char path[256];
+      snprintf(path, sizeof path, "/sys/devices/virtual/input/%s/event%d", sysname, m);
+      if (access(path, F_OK) == 0) {
+        snprintf(node, sizeof node, "/dev/input/event%d", m);
+        break;
+      }
+    }
+    if (!node[0]) usleep(10000);
+  }
+  if (!node[0]) fail("no event node for the uinput device");
+  int self = -1;
+  for (int attempt = 0; attempt < 500 && self < 0; attempt++) {
+    self = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (self < 0) usleep(10000);
+  }
+  if (self < 0) die(node);
+  // Kernel timestamps on CLOCK_MONOTONIC, like actiond's (evdev defaults to CLOCK_REALTIME).
+  int clock = CLOCK_MONOTONIC;
+  if (ioctl(self, EVIOCSCLOCKID, &clock) < 0) die("EVIOCSCLOCKID");
+  FILE *out = fopen(argv[3], "a");
+  if (!out) die(argv[3]);
+  printf("node %s\n", node);
+  fflush(stdout);
+
+  char line[512], sock[256];
+  while (fgets(line, sizeof line, stdin)) {
+    int count, hold, gap;
+    if (sscanf(line, "press %d %d %d", &count, &hold, &gap) == 3) {
+      for (int i = 0; i < count; i++) {
+        int64_t t = now_ns();
+        key(ui, 1);
+        sleep_until(t + (int64_t)hold * 1000000);
+        key(ui, 0);
+        sleep_until(t + (int64_t)(hold + gap) * 1000000);
+        // Read back the kernel's timestamp of the key-down during the gap, when the
+        // programs under test are idle again (4 events: down, SYN, up, SYN).
+        struct input_event ev[16];
+        ssize_t n;
+        while ((n = read(self, ev, sizeof ev)) > 0) {
+          for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
+            if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 1) {
+              fprintf(out, "down %lld\n", (long long)event_ns(&ev[k]));
+            }
+          }
+        }
+      }
+      fflush(out);
+    } else if (sscanf(line, "blast %d %255s", &count, sock) == 2) {
+      blast(ui, count, sock);
+      struct input_event ev[64];
+      while (read(self, ev, sizeof ev) > 0) {
+      }
+    } else if (sscanf(line, "sleep %d", &count) == 1) {
+      usleep((useconds_t)count * 1000);
+    } else if (strncmp(line, "quit", 4) == 0) {
+      break;
+    } else {
+      fprintf(stderr, "benchtool device: unknown command: %s", line);
+      return 1;
+    }
+    printf("ok\n");
+    fflush(stdout);
+  }
+  ioctl(ui, UI_DEV_DESTROY);
+  fclose(out);
+  return 0;
+}
+
+// --- actiond clients --------------------------------------------------------------------------
+
+static int connect_unix(const char *path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) die(path);
+  return fd;
+}
+
+// A line reader per connection (the daemon writes one JSON object per line).
+struct conn {
+  int fd;
+  size_t len;
+  char buf[65536];
+};
+
+// Reads what is there; calls on_line for each complete line. Returns 0 at EOF.
+static int conn_read(struct conn *c, void (*on_line)(struct conn *, char *, int64_t, void *), void *ctx) {
+  ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len - 1);
+  int64_t t = now_ns();
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 1;
+  if (n < 0) die("read");
+  if (n == 0) return 0;
+  c->len += (size_t)n;
+  char *start = c->buf, *nl;
+  while ((nl = memchr(start, '\n', c->len - (size_t)(start - c->buf)))) {
+    *nl = 0;
+    on_line(c, start, t, ctx);
+    start = nl + 1;
+  }
+  c->len -= (size_t)(start - c->buf);
+  memmove(c->buf, start, c->len);
+  if (c->len >= sizeof c->buf - 1) fail("line longer than 64 KiB from the daemon");
+  return 1;
+}
+
+// Reads one line synchronously (set-up steps: hello, subscribe reply).
+static void conn_wait_line(struct conn *c, const char *needle) {
+  for (;;) {
+    char *nl = memchr(c->buf, '\n', c->len);
+    if (nl) {
+      *nl = 0;
+      int found = strstr(c->buf, needle) != NULL;
+      if (!found && strstr(c->buf, "\"type\":\"error\"")) {
+        fprintf(stderr, "benchtool: daemon error: %s\n", c->buf);
+        exit(1);
+      }
+      size_t used = (size_t)(nl + 1 - c->buf);
+      c->len -= used;
+      memmove(c->buf, nl + 1, c->len);
+      if (found) return;
+      continue;
+    }
+    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+    if (poll(&pfd, 1, 10000) <= 0) fail("no reply from the daemon within 10 s");
+    ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len - 1);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) fail("the daemon closed the connection");
+    c->len += (size_t)n;
+  }
+}
+
+// The device's `blast`: the daemon's own `released` announcements pace the presses.
+struct blast_ctx {
+  long released;
+};
+
+static void blast_line(struct conn *c, char *line, int64_t t, void *ctx_) {
+  (void)c;
+  (void)t;
+  if (strstr(line, "\"event\":\"released\"")) ((struct blast_ctx *)ctx_)->released++;
+}
+
+static void blast(int ui, long count, const char *sock) {
+  static struct conn c;
+  c.fd = connect_unix(sock);
+  c.len = 0;
+  conn_wait_line(&c, "\"type\":\"hello\"");
+  static const char sub[] = "{\"id\":1,\"request\":\"subscribe\",\"events\":[\"released\"]}\n";
+  write_all(c.fd, sub, sizeof sub - 1);
+  conn_wait_line(&c, "\"request\":\"subscribe\"");
+  struct blast_ctx ctx = {0};
+  long sent = 0;
+  int64_t start = now_ns();
+  while (ctx.released < count) {
+    if (sent < count && sent - ctx.released < 8) {
+      key(ui, 1);
+      key(ui, 0);
+      sent++;
+      continue;
+    }
+    struct pollfd pfd = {.fd = c.fd, .events = POLLIN};
+    if (poll(&pfd, 1, 5000) <= 0) break;  // the daemon lost presses: report what arrived
+    if (!conn_read(&c, blast_line, &ctx)) break;
+  }
+  printf("blast sent %ld released %ld seconds %.3f\n", sent, ctx.released, (double)(now_ns() - start) / 1e9);
+  close(c.fd);
+}
+
+static long long json_int(const char *line, const char *member) {
+  const char *p = strstr(line, member);
+  return p ? atoll(p + strlen(member)) : -1;
+}
+
+static int json_event(const char *line, char *out, size_t size) {
+  const char *p = strstr(line, "\"event\":\"");
+  if (!p) return 0;
+  p += 9;
+  size_t i = 0;
+  while (p[i] && p[i] != '"' && i + 1 < size) {
+    out[i] = p[i];
+    i++;
+  }
+  out[i] = 0;
+  return 1;
+}
+
+static volatile sig_atomic_t stopping;
+static void on_term(int sig) {
+  (void)sig;
+  stopping = 1;
+}
+
+struct subscribe_ctx {
+  FILE *out;
+  long max, finished;
+};
+
+static void subscribe_line(struct conn *c, char *line, int64_t t, void *ctx_) {
+  (void)c;
+  struct subscribe_ctx *ctx = ctx_;
+  char event[32];
+  if (!json_event(line, event, sizeof event)) return;
+  fprintf(ctx->out, "%s %lld %lld %lld\n", event, json_int(line, "\"time\":"), json_int(line, "\"deadline\":"),
+    (long long)t);
+  if (!strcmp(event, "performed") || !strcmp(event, "released") || !strcmp(event, "failed")) ctx->finished++;
+}
+
+static int cmd_subscribe(int argc, char **argv) {
+  if (argc < 4) fail("usage: subscribe SOCK OUT [MAX]");
+  struct subscribe_ctx ctx = {.max = argc > 4 ? atol(argv[4]) : -1};
+  ctx.out = fopen(argv[3], "w");
+  if (!ctx.out) die(argv[3]);
+  struct sigaction sa = {.sa_handler = on_term};
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  static struct conn c;
+  c.fd = connect_unix(argv[2]);
+  conn_wait_line(&c, "\"type\":\"hello\"");
+  const char *req = "{\"id\":1,\"request\":\"subscribe\"}\n";
+  write_all(c.fd, req, strlen(req));
+  conn_wait_line(&c, "\"request\":\"subscribe\"");
+  printf("subscribed\n");
+  fflush(stdout);
+  // Blocking reads: the receipt time is taken right after read() returns.
+  while (!stopping && (ctx.max < 0 || ctx.finished < ctx.max)) {
+    if (!conn_read(&c, subscribe_line, &ctx)) break;
+  }
+  fclose(ctx.out);
+  return 0;
+}
+
+// --- reactor: the limit ---------------------------------------------------------------------
+
+// The hold decision of the reactor: the command starts at once (posix_spawn), then the
+// timer's lateness is noted and the child reaped.
+static int fire(const int64_t *deadline, char **cmd, FILE *out) {
+  int64_t t = now_ns();
+  pid_t pid;
+  int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
+  if (rc != 0) {
+    errno = rc;
+    die("posix_spawn");
+  }
+  fprintf(out, "overshoot %lld\ndeadline %lld\n", (long long)(t - *deadline), (long long)*deadline);
+  int status;
+  waitpid(pid, &status, 0);
+  return 1;
+}
+
+static int cmd_reactor(int argc, char **argv) {
+  if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT CMD...");
+  int64_t threshold = atoll(argv[3]) * 1000000;
+  long holds = atol(argv[4]);
+  FILE *out = fopen(argv[5], "w");
+  if (!out) die(argv[5]);
+  char **cmd = argv + 6;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) die("socketpair");
+  fflush(NULL);
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    // The subscriber: blocking reads, the receipt time right after each.
+    close(pair[0]);
+    int64_t down;
+    for (;;) {
+      ssize_t n = read(pair[1], &down, sizeof down);
+      int64_t t = now_ns();
+      if (n != sizeof down) break;
+      fprintf(out, "rt %lld\n", (long long)(t - down));
+    }
+    fclose(out);
+    _exit(0);
+  }
+  close(pair[1]);
+  int dev = open(argv[2], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (dev < 0) die(argv[2]);
+  int clock = CLOCK_MONOTONIC;
+  if (ioctl(dev, EVIOCSCLOCKID, &clock) < 0) die("EVIOCSCLOCKID");
+  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event ee = {.events = EPOLLIN, .data.fd = dev};
+  epoll_ctl(ep, EPOLL_CTL_ADD, dev, &ee);
+  ee.data.fd = tfd;
+  epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ee);
+  printf("ready\n");
+  fflush(stdout);
+  struct sigaction sa = {.sa_handler = on_term};
+  sigaction(SIGTERM, &sa, NULL);
+  int64_t deadline = 0;
+  int armed = 0;
+  long done = 0;
+  while (done < holds && !stopping) {
+    struct epoll_event got[4];
+    int n = epoll_wait(ep, got, 4, 30000);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (int i = 0; i < n; i++) {
+      if (got[i].data.fd == dev) {
+        struct input_event ev[32];
+        ssize_t r;
+        while ((r = read(dev, ev, sizeof ev)) > 0) {
+          for (size_t k = 0; k < (size_t)r / sizeof ev[0]; k++) {
+            if (ev[k].type != EV_KEY || ev[k].code != KEY_PROG1) continue;
+            if (ev[k].value == 1) {
+              int64_t down = event_ns(&ev[k]);
+              write_all(pair[0], &down, sizeof down);
+              deadline = down + threshold;
+              armed = 1;
+              struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
+              timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+            } else if (ev[k].value == 0 && armed) {
+              struct itimerspec off = {0};
+              timerfd_settime(tfd, TFD_TIMER_ABSTIME, &off, NULL);
+              armed = 0;
+              // Read late (the key-up in the same batch): the kernel's timestamps decide,
+              // as they do in actiond's recognizer, so a hold is never lost to a stall.
+              if (event_ns(&ev[k]) >= deadline) done += fire(&deadline, cmd, out);
+            }
+          }
+        }
+      } else {
+        uint64_t expirations;
+        if (read(tfd, &expirations, sizeof expirations) != sizeof expirations || !armed) continue;
+        armed = 0;
+        done += fire(&deadline, cmd, out);
+      }
+    }
+  }
+  close(pair[0]);
+  waitpid(child, NULL, 0);
+  fclose(out);
+  return 0;
+}
+
+static int cmd_timerfd(int argc, char **argv) {
+  if (argc != 4) fail("usage: timerfd N MS");
+  int count = atoi(argv[2]);
+  int64_t ms = atoll(argv[3]);
+  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event ee = {.events = EPOLLIN, .data.fd = tfd};
+  epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ee);
+  for (int i = 0; i < count; i++) {
+    int64_t deadline = now_ns() + ms * 1000000;
+    struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
+    timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    struct epoll_event got;
+    while (epoll_wait(ep, &got, 1, -1) < 0 && errno == EINTR) {
+    }
+    uint64_t expirations;
+    if (read(tfd, &expirations, sizeof expirations) < 0) die("read timerfd");
+    printf("overshoot %lld\n", (long long)(now_ns() - deadline));
+  }
+  return 0;
+}
+
+// --- host load: status requests, fan-out ------------------------------------------------------
+
+static void raise_nofile(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+struct load_ctx {
+  long replies;
+};
+
+static void load_line(struct conn *c, char *line, int64_t t, void *ctx_) {
+  (void)t;
+  struct load_ctx *ctx = ctx_;
+  if (!strstr(line, "\"type\":\"reply\"")) {
+    if (strstr(line, "\"type\":\"error\"")) {
+      fprintf(stderr, "benchtool: daemon error: %s\n", line);
+      exit(1);
+    }
+    return;
+  }
+  ctx->replies++;
+  static const char req[] = "{\"id\":1,\"request\":\"status\"}\n";
+  write_all(c->fd, req, sizeof req - 1);
+}
+
+static int cmd_statusload(int argc, char **argv) {
+  if (argc != 5) fail("usage: statusload SOCK CLIENTS SECONDS");
+  int clients = atoi(argv[3]);
+  double seconds = atof(argv[4]);
+  raise_nofile();
+  struct conn *conns = calloc((size_t)clients, sizeof *conns);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  for (int i = 0; i < clients; i++) {
+    conns[i].fd = connect_unix(argv[2]);
+    conn_wait_line(&conns[i], "\"type\":\"hello\"");
+    fcntl(conns[i].fd, F_SETFL, O_NONBLOCK);
+    struct epoll_event ee = {.events = EPOLLIN, .data.ptr = &conns[i]};
+    epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ee);
+  }
+  struct load_ctx ctx = {0};
+  static const char req[] = "{\"id\":1,\"request\":\"status\"}\n";
+  int64_t start = now_ns(), end = start + (int64_t)(seconds * 1e9);
+  for (int i = 0; i < clients; i++) write_all(conns[i].fd, req, sizeof req - 1);
+  while (now_ns() < end) {
+    struct epoll_event got[64];
+    int n = epoll_wait(ep, got, 64, 1000);
+    for (int i = 0; i < n; i++) {
+      if (!conn_read(got[i].data.ptr, load_line, &ctx)) fail("the daemon closed a connection");
+    }
+  }
+  double took = (double)(now_ns() - start) / 1e9;
+  printf("requests %ld seconds %.3f\n", ctx.replies, took);
+  return 0;
+}
+
+struct fanout_ctx {
+  long received;
+  int64_t first, last;
+};
+
+static void fanout_line(struct conn *c, char *line, int64_t t, void *ctx_) {
+  (void)c;
+  struct fanout_ctx *ctx = ctx_;
+  if (!strstr(line, "\"event\":\"performed\"")) return;
+  if (ctx->received++ == 0) ctx->first = t;
+  ctx->last = t;
+}
+
+static int cmd_fanout(int argc, char **argv) {
+  if (argc != 6) fail("usage: fanout SOCK SUBSCRIBERS ROUNDS KIND");
+  int subscribers = atoi(argv[3]);
+  int rounds = atoi(argv[4]);
+  raise_nofile();
+  struct conn *conns = calloc((size_t)subscribers, sizeof *conns);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  static const char sub[] = "{\"id\":1,\"request\":\"subscribe\",\"events\":[\"performed\"]}\n";
+  for (int i = 0; i < subscribers; i++) {
+    conns[i].fd = connect_unix(argv[2]);
+    conn_wait_line(&conns[i], "\"type\":\"hello\"");
+    write_all(conns[i].fd, sub, sizeof sub - 1);
+    conn_wait_line(&conns[i], "\"request\":\"subscribe\"");
+    fcntl(conns[i].fd, F_SETFL, O_NONBLOCK);
+    struct epoll_event ee = {.events = EPOLLIN, .data.ptr = &conns[i]};
+    epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ee);
+  }
+  static struct conn actor;
+  actor.fd = connect_unix(argv[2]);
+  conn_wait_line(&actor, "\"type\":\"hello\"");
+  char req[512];
+  int len = snprintf(req, sizeof req, "{\"id\":2,\"request\":\"perform\",\"kind\":\"%s\"}\n", argv[5]);
+  for (int r = 0; r < rounds; r++) {
+    struct fanout_ctx ctx = {0};
+    int64_t sent = now_ns();
+    write_all(actor.fd, req, (size_t)len);
+    while (ctx.received < subscribers) {
+      struct epoll_event got[256];
+      int n = epoll_wait(ep, got, 256, 10000);
+      if (n <= 0) fail("fan-out: subscribers stopped receiving");
+      for (int i = 0; i < n; i++) {
+        if (!conn_read(got[i].data.ptr, fanout_line, &ctx)) fail("the daemon closed a subscriber");
+      }
+    }
+    conn_wait_line(&actor, "\"request\":\"perform\"");
+    printf("round %lld %lld\n", (long long)(ctx.first - sent), (long long)(ctx.last - sent));
+    fflush(stdout);
+  }
+  return 0;
+}
+
+// --- start-up: READY=1 ------------------------------------------------------------------------
+
+static int cmd_ready(int argc, char **argv) {
+  if (argc < 5 || strcmp(argv[3], "--") != 0) fail("usage: ready N -- ACTIOND ARGS...");
+  int count = atoi(argv[2]);
+  char **cmd = argv + 4;
+  char path[108];
+  snprintf(path, sizeof path, "/tmp/benchtool-notify-%d.sock", (int)getpid());
+  unlink(path);
+  int ns = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+  if (bind(ns, (struct sockaddr *)&addr, sizeof addr) < 0) die("bind notify socket");
+  setenv("NOTIFY_SOCKET", path, 1);
+  for (int i = 0; i < count; i++) {
+    int64_t t0 = now_ns();
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawn(&pid, cmd[0], &fa, NULL, cmd, environ);
+    if (rc != 0) {
+      errno = rc;
+      die(cmd[0]);
+    }
+    int64_t ready = -1;
+    while (ready < 0) {
+      struct pollfd pfd = {.fd = ns, .events = POLLIN};
+      if (poll(&pfd, 1, 20000) <= 0) fail("no READY=1 within 20 s");
+      char msg[4096];
+      ssize_t n = recv(ns, msg, sizeof msg - 1, 0);
+      int64_t t = now_ns();
+      if (n <= 0) continue;
+      msg[n] = 0;
+      if (strstr(msg, "READY=1")) ready = t - t0;
+    }
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    printf("ready %lld\n", (long long)ready);
+  }
+  unlink(path);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|subscribe|reactor|timerfd|statusload|fanout|ready ...");
+  const char *c = argv[1];
+  if (!strcmp(c, "record")) return cmd_record(argc, argv);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (!strcmp(c, "spawnfloor")) return cmd_spawnfloor(argc, argv);
+  if (!strcmp(c, "device")) return cmd_device(argc, argv);
+  if (!strcmp(c, "subscribe")) return cmd_subscribe(argc, argv);
+  if (!strcmp(c, "reactor")) return cmd_reactor(argc, argv);
+  if (!strcmp(c, "timerfd")) return cmd_timerfd(argc, argv);
+  if (!strcmp(c, "statusload")) return cmd_statusload(argc, argv);
+  if (!strcmp(c, "fanout")) return cmd_fanout(argc, argv);
+  if (!strcmp(c, "ready")) return cmd_ready(argc, argv);
+  fprintf(stderr, "benchtool: unknown command %s\n", c);
+  return 2;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Boots the VM tier's kernel once with the bench scenarios (Tests/vm/bench/NN-*.sh) and the
+# release binaries, triggerhappy unpacked from Debian's package, and the host's /usr shared
+# read-only over 9p (python3 + python3-evdev for the python peer). The samples come back in
+# the serial log (OUT/serial.log) as the scenarios' *.log files.
+#
+#   Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+vmdir="$repo/Tests/vm"
+cache="$vmdir/.cache"
+bin=${1:?usage: vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR}
+tool=${2:?}
+out=${3:?}
+rm -rf "$out" && mkdir -p "$out"
+
+"$vmdir/fetch.sh" "$cache"
+kver=$(cat "$cache/kernel/version")
+kroot=$(realpath "$cache/kernel/root")
+
+# triggerhappy: Debian's package, unpacked (never installed on the host).
+thd="$cache/triggerhappy/root/usr/sbin/thd"
+if [[ ! -x $thd ]]; then
+  rm -rf "$cache/triggerhappy" && mkdir -p "$cache/triggerhappy"
+  (cd "$cache/triggerhappy" && apt-get download triggerhappy >/dev/null && dpkg-deb -x triggerhappy_*.deb root)
+fi
+[[ -x $thd ]] || { echo "vm.sh: no thd in Debian's triggerhappy package" >&2; exit 1; }
+
+scenarios=() names=()
+for s in "$vmdir"/bench/[0-9]*.sh; do
+  scenarios+=(--scenario "$s")
+  names+=("$(basename "$s" .sh)")
+done
+rules=()
+for r in "$repo"/udev-rules/*.rules; do rules+=(--rules "$r"); done
+"$vmdir/mkinitramfs.sh" --cache "$cache" --out "$out/base.cpio" --bin "$bin/actiond" --bin "$bin/actionctl" \
+  --bin "$tool" --bin "$thd" "${rules[@]}" "${scenarios[@]}"
+
+# A second archive the kernel unpacks over the first: the 9p modules, the settings, the
+# bench helpers and the python script.
+extra=$(mktemp -d "${TMPDIR:-/tmp}/actiond-bench-extra.XXXXXX")
+trap 'rm -rf "$extra"' EXIT
+mkdir -p "$extra/vm/bench"
+for m in virtio_pci 9pnet_virtio 9p; do
+  while read -r verb path _; do
+    [[ $verb == insmod ]] || continue
+    rel=${path#"$kroot"/}
+    mkdir -p "$extra/$(dirname "$rel")"
+    cp "$path" "$extra/$rel"
+  done < <(modprobe -d "$kroot" -S "$kver" --show-depends "$m")
+done
+cat >"$extra/vm/bench.env" <<ENV
+BENCH_N=${BENCH_N:-500}
+BENCH_HOLD_MS=${BENCH_HOLD_MS:-100}
+BENCH_IDLE_S=${BENCH_IDLE_S:-60}
+BENCH_BLAST=${BENCH_BLAST:-50000}
+ENV
+cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
+cp "$vmdir/bench/hold.py" "$extra/vm/bench/hold.py"
+(cd "$extra" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out/extra.cpio"
+cat "$out/base.cpio" "$out/extra.cpio" >"$out/initramfs.cpio"
+
+qemu=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
+printf '{"qemu": "%s", "kernel": "%s"}\n' "$qemu" "$kver" >"$out/info.json"
+"$vmdir/vmrun.py" --kernel "$cache/kernel/vmlinux" --initrd "$out/initramfs.cpio" --workdir "$out" \
+  --timeout 1500 --expect "${names[@]}" \
+  --qemu-arg=-virtfs --qemu-arg=local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on \
+  | tee "$out/report.txt"

@@ -1,0 +1,62 @@
+# Guest helpers of the bench scenarios (sourced after lib.sh). The settings come from
+# /vm/bench.env, written by Tests/bench/vm.sh: BENCH_N (samples per figure), BENCH_HOLD_MS
+# (hold threshold), BENCH_IDLE_S (idle window), BENCH_BLAST (presses for the RSS growth).
+. /vm/bench.env
+BENCHTOOL=/usr/local/bin/benchtool
+
+# bdev_start NAME: a `benchtool device` (uinput, KEY_PROG1) fed from bdev_cmd; its key-down
+# kernel timestamps go to $WORK/down.log. Sets BDEV_NODE.
+bdev_start() {
+  rm -f "$WORK/bdev.fifo"
+  mkfifo "$WORK/bdev.fifo"
+  $BENCHTOOL device "$1" "$WORK/down.log" <"$WORK/bdev.fifo" >"$WORK/bdev.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
+  BDEV_PID=$!
+  exec 3>"$WORK/bdev.fifo"
+  BDEV_CMDS=0
+  wait_for_line "$WORK/bdev.out" '^node ' 10000
+  BDEV_NODE=$(awk '$1 == "node" { print $2 }' "$WORK/bdev.out")
+}
+
+# bdev_cmd COMMAND [TIMEOUT_MS]: runs one device command (press COUNT HOLD GAP, blast N,
+# sleep MS) and waits for it to finish.
+bdev_cmd() {
+  echo "$1" >&3
+  BDEV_CMDS=$((BDEV_CMDS + 1))
+  _deadline=$(($(now_ms) + ${2:-600000}))
+  while [ "$(grep -c '^ok$' "$WORK/bdev.out")" -lt "$BDEV_CMDS" ]; do
+    grep -q 'benchtool' "$WORK/bdev.out" && fail "device: $(cat "$WORK/bdev.out")"
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "device command '$1' did not finish"
+    usleep 50000
+  done
+}
+
+bdev_stop() {
+  exec 3>&-
+  wait "$BDEV_PID" || fail "benchtool device failed: $(cat "$WORK/bdev.out")"
+}
+
+# hold_presses: BENCH_N presses of threshold + 30 ms, 70 ms apart.
+hold_presses() {
+  bdev_cmd "press $BENCH_N $((BENCH_HOLD_MS + 30)) 70"
+}
+
+# memory LABEL PID: "mem LABEL VmRSS_kB RssAnon_kB" from /proc/PID/status.
+memory() {
+  awk -v l="$1" '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } END { print "mem", l, r, a }' "/proc/$2/status"
+}
+
+# switches PID: voluntary + involuntary context switches so far.
+switches() {
+  awk '$1 ~ /ctxt_switches/ { s += $2 } END { print s }' "/proc/$1/status"
+}
+
+# wait_pid PID TIMEOUT_MS WHAT: waits for a background process to end.
+wait_pid() {
+  _deadline=$(($(now_ms) + $2))
+  while kill -0 "$1" 2>/dev/null; do
+    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && break
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "$3 did not finish within $2 ms"
+    usleep 50000
+  done
+  wait "$1" || true
+}

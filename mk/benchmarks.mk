@@ -1,0 +1,25 @@
+# benchmarks.mk: `make bench-peers` -- actiond measured side by side with the limits (a
+# minimal C reactor, timerfd, posix_spawn) and the peers (triggerhappy, a python-evdev
+# script) on the real evdev path in the VM, plus host figures; regenerates
+# docs/benchmarks.md and its plots (docs/benchmarks/*.png). See Tests/bench/README.md.
+# Measures only: nothing here fails on a slow figure. About 10 minutes.
+#
+# Bench-only packages are installed by `bench-deps`, not by `make deps`, so `make test`
+# stays free of them: gnuplot draws the plots, python3-evdev is the python peer's library
+# (shared into the guest over 9p); triggerhappy is fetched with apt-get download and
+# unpacked into the VM image, never installed.
+BENCH_TIERS += bench-peers
+BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev
+
+# BENCH_N: samples per VM figure; BENCH_IDLE_S: the idle window; BENCH_BLAST: presses
+# (twice as many key events) for the memory growth figure.
+BENCH_N ?= 500
+BENCH_IDLE_S ?= 60
+BENCH_BLAST ?= 50000
+
+.PHONY: bench-deps bench-peers
+bench-deps: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
+
+bench-peers: bench-deps
+	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) Tests/bench/run.sh
