@@ -6,8 +6,20 @@
 #include <grp.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sched.h>
+#include <signal.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/// What the parent and the CLONE_VM child share: the request, and where the child
+/// reports the step that failed (valid once clone returns: CLONE_VFORK).
+typedef struct actiond_spawn_args {
+  const actiond_spawn_request *request;
+  int result_errno;
+  int result_step;
+} actiond_spawn_args;
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -45,46 +57,54 @@ size_t actiond_cmsg_len(size_t length) { return CMSG_LEN(length); }
 
 int actiond_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
-// The child side of actiond_spawn. Only async-signal-safe calls: the parent may be
-// multi-threaded (tests) and its heap/locks are in an unknown state after fork.
-// On failure the errno and a step index go to `report_fd`, then _exit(127).
-static void actiond_spawn_child(const actiond_spawn_request *r, int report_fd) {
+// The child side of actiond_spawn. It runs on its own small stack but in the
+// parent's memory (CLONE_VM | CLONE_VFORK, as glibc's posix_spawn does): the parent
+// is suspended until the exec succeeds or the child exits, and no page tables are
+// copied, which is what makes a spawn cheap on a big process and on slow VMs. So:
+// only raw system calls and pure functions here, never glibc wrappers that keep
+// process-wide state (setuid's all-threads broadcast, malloc, stdio). On failure the
+// errno and a step index are stored in `r->result_*` (shared memory), then _exit(127).
+static int actiond_spawn_child(void *arg) {
+  actiond_spawn_args *a = (actiond_spawn_args *)arg;
+  const actiond_spawn_request *r = a->request;
   int step = 0;
-  int err = 0;
-#define FAIL(n) do { step = (n); err = errno; goto fail; } while (0)
+#define FAIL(n) do { step = (n); goto fail; } while (0)
   // Own process group, so a timeout can signal the whole tree (grandchildren too).
   if (setpgid(0, 0) != 0) FAIL(1);
-  // The daemon blocks signals it reads through signalfd; a child must not inherit that.
-  sigset_t all;
-  sigemptyset(&all);
-  if (sigprocmask(SIG_SETMASK, &all, NULL) != 0) FAIL(2);
+  // The parent blocked every signal around clone; handlers it installed must not run
+  // here (they would run on the parent's memory), so reset them, then unblock all:
+  // the daemon blocks what it reads through signalfd and a command must not inherit that.
   for (int s = 1; s < NSIG; s++) {
     if (s == SIGKILL || s == SIGSTOP) continue;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = SIG_DFL;
-    (void)sigaction(s, &sa, NULL);  // EINVAL for the realtime signals glibc reserves
+    (void)syscall(SYS_rt_sigaction, s, &sa, NULL, _NSIG / 8);  // EINVAL for reserved ones
   }
-  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  sigset_t none;
+  sigemptyset(&none);
+  if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, _NSIG / 8) != 0) FAIL(2);
+  int null_fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd < 0) FAIL(3);
   int out = r->stdout_fd >= 0 ? r->stdout_fd : null_fd;
   int errfd = r->stderr_fd >= 0 ? r->stderr_fd : null_fd;
   // dup2 clears FD_CLOEXEC on the target; when source == target it does not, so fix that.
-  if (dup2(null_fd, 0) < 0) FAIL(4);
-  if (out == 1) { if (fcntl(1, F_SETFD, 0) != 0) FAIL(4); } else if (dup2(out, 1) < 0) FAIL(4);
-  if (errfd == 2) { if (fcntl(2, F_SETFD, 0) != 0) FAIL(4); } else if (dup2(errfd, 2) < 0) FAIL(4);
+  if (syscall(SYS_dup2, null_fd, 0) < 0) FAIL(4);
+  if (out == 1) { if (syscall(SYS_fcntl, 1, F_SETFD, 0) != 0) FAIL(4); } else if (syscall(SYS_dup2, out, 1) < 0) FAIL(4);
+  if (errfd == 2) { if (syscall(SYS_fcntl, 2, F_SETFD, 0) != 0) FAIL(4); } else if (syscall(SYS_dup2, errfd, 2) < 0) FAIL(4);
   // Everything else (sockets, devices, the epoll fd) must not leak into the command.
   if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = 3; fd < 1024; fd++) if (fd != report_fd) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    for (int fd = 3; fd < 1024; fd++) (void)syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
   }
-  if (r->working_directory != NULL && chdir(r->working_directory) != 0) FAIL(5);
+  if (r->working_directory != NULL && syscall(SYS_chdir, r->working_directory) != 0) FAIL(5);
   if (r->change_user) {
-    if (setgroups(r->group_count, (const gid_t *)r->groups) != 0) FAIL(6);
-    if (setgid(r->gid) != 0) FAIL(7);
-    if (setuid(r->uid) != 0) FAIL(8);
+    // Raw calls: glibc's setgid/setuid would try to change every thread of the parent.
+    if (syscall(SYS_setgroups, r->group_count, (const gid_t *)r->groups) != 0) FAIL(6);
+    if (syscall(SYS_setresgid, r->gid, r->gid, r->gid) != 0) FAIL(7);
+    if (syscall(SYS_setresuid, r->uid, r->uid, r->uid) != 0) FAIL(8);
   }
   if (strchr(r->argv[0], '/') != NULL) {
-    execve(r->argv[0], r->argv, r->envp);
+    syscall(SYS_execve, r->argv[0], r->argv, r->envp);
   } else {
     // execvpe searches the caller's PATH; the command's environment decides instead.
     const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -103,7 +123,7 @@ static void actiond_spawn_child(const actiond_spawn_request *r, int report_fd) {
         memcpy(buf, p, dir_len);
         buf[dir_len] = '/';
         memcpy(buf + dir_len + 1, r->argv[0], name_len + 1);
-        execve(buf, r->argv, r->envp);
+        syscall(SYS_execve, buf, r->argv, r->envp);
         if (errno != ENOENT && errno != ENOTDIR && first_error == ENOENT) first_error = errno;
       }
       if (end == NULL) break;
@@ -112,52 +132,51 @@ static void actiond_spawn_child(const actiond_spawn_request *r, int report_fd) {
     errno = first_error;
   }
   FAIL(9);
-fail:;
-  int report[2] = {err, step};
-  ssize_t ignored = write(report_fd, report, sizeof(report));
-  (void)ignored;
-  _exit(127);
+fail:
+  a->result_errno = errno;
+  a->result_step = step;
+  syscall(SYS_exit, 127);
+  return 127;
 #undef FAIL
 }
 
 static const char *const actiond_spawn_steps[] = {
-  "fork", "setpgid", "sigprocmask", "open /dev/null", "dup2", "chdir", "setgroups", "setgid", "setuid", "execve",
+  "clone", "setpgid", "sigprocmask", "open /dev/null", "dup2", "chdir", "setgroups", "setgid", "setuid", "execve",
 };
 
 pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, const char **failed_step) {
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
+  // The child's stack: untouched pages cost nothing (MAP_NORESERVE); the PATH search
+  // buffer and the signal loop need a few KiB. Freed once the child has exec'ed.
+  const size_t stack_size = 256 * 1024;
+  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                     -1, 0);
+  if (stack == MAP_FAILED) {
     *child_errno = errno;
-    *failed_step = "pipe2";
+    *failed_step = "mmap";
     return -1;
   }
-  pid_t pid = fork();
+  actiond_spawn_args args = {.request = request, .result_errno = 0, .result_step = -1};
+  // No handler of the parent may run in the child (it shares the memory): block all
+  // signals around clone; the child resets dispositions, then unblocks.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = clone(actiond_spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  munmap(stack, stack_size);
   if (pid < 0) {
-    *child_errno = errno;
+    *child_errno = clone_errno;
     *failed_step = actiond_spawn_steps[0];
-    close(report[0]);
-    close(report[1]);
     return -1;
   }
-  if (pid == 0) {
-    close(report[0]);
-    actiond_spawn_child(request, report[1]);
-  }
-  close(report[1]);
-  // Also set the group from the parent: whichever runs first, a kill(-pid) right after
-  // return reaches the child.
-  (void)setpgid(pid, pid);
-  int result[2];
-  ssize_t n;
-  do { n = read(report[0], result, sizeof(result)); } while (n < 0 && errno == EINTR);
-  close(report[0]);
-  if (n == (ssize_t)sizeof(result)) {
-    // exec failed: reap the child (it has already _exit'ed or is about to).
+  // CLONE_VFORK: the child has exec'ed or exited by now.
+  if (args.result_step >= 0) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    *child_errno = result[0];
-    int step = result[1];
-    *failed_step = (step >= 0 && step < (int)(sizeof(actiond_spawn_steps) / sizeof(actiond_spawn_steps[0])))
+    *child_errno = args.result_errno;
+    int step = args.result_step;
+    *failed_step = (step < (int)(sizeof(actiond_spawn_steps) / sizeof(actiond_spawn_steps[0])))
                        ? actiond_spawn_steps[step] : "spawn";
     return -1;
   }

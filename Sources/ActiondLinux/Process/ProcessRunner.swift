@@ -4,7 +4,8 @@ import Glibc
 
 /// Runs commands on the event loop without ever blocking it.
 ///
-/// - fork+exec happens in C (`actiond_spawn`): the child only does async-signal-safe work:
+/// - The spawn happens in C (`actiond_spawn`, clone with CLONE_VM | CLONE_VFORK like
+///   posix_spawn, so no page tables are copied): the child makes raw system calls only:
 ///   new process group, signals unblocked and at default, stdin on /dev/null, stdout and
 ///   stderr on pipes, every other fd closed, optional chdir and setgroups/setgid/setuid.
 ///   The parent waits only until exec (or its failure), like posix_spawn.

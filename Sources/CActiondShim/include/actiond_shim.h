@@ -84,12 +84,13 @@ typedef struct actiond_spawn_request {
   size_t group_count;
 } actiond_spawn_request;
 
-/// Forks and execs `request` in a new process group (pgid = pid), with stdin on
-/// /dev/null, every signal unblocked and at its default disposition, and every other
-/// fd closed. The child does only async-signal-safe work. Returns the pid, or -1 with
-/// `*child_errno` set to the errno of the step that failed (fork in the parent;
-/// chdir/setgroups/setgid/setuid/execve in the child, reported through a CLOEXEC pipe)
-/// and `*failed_step` to a static name of that step.
+/// Starts `request` in a new process group (pgid = pid), with stdin on /dev/null,
+/// every signal unblocked and at its default disposition, and every other fd closed.
+/// Like posix_spawn it uses clone(CLONE_VM | CLONE_VFORK): no page tables are copied
+/// and the call returns once the child has exec'ed (or failed). Returns the pid, or -1
+/// with `*child_errno` set to the errno of the step that failed (mmap/clone in the
+/// parent; setpgid/chdir/setgroups/setgid/setuid/execve in the child) and
+/// `*failed_step` to a static name of that step.
 pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, const char **failed_step);
 
 #endif
