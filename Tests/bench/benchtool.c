@@ -5,8 +5,9 @@
 //   benchtool record TAG FILE            appends "TAG <CLOCK_MONOTONIC ns>" to FILE, taken
 //                                        first thing in main: the recording command every
 //                                        peer (actiond, thd, python, reactor) starts
-//   benchtool spawnfloor N FILE          posix_spawn of `record spawn FILE` alone, N times;
-//                                        prints "spawn <t0 ns>" per spawn (t0 just before it)
+//   benchtool spawnfloor N FILE [fork]   posix_spawn (or fork + execve) of `record spawn FILE`
+//                                        alone, N times; prints "spawn <t0 ns>" per spawn (t0
+//                                        just before it)
 //   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
 //                                          press COUNT HOLD_MS GAP_MS   presses; after each,
 //                                            "down <kernel ts ns>" of its key-down goes to OUT
@@ -116,7 +117,8 @@ static int cmd_record(int argc, char **argv) {
 }
 
 static int cmd_spawnfloor(int argc, char **argv) {
-  if (argc != 4) fail("usage: spawnfloor N FILE");
+  if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "fork"))) fail("usage: spawnfloor N FILE [fork]");
+  int use_fork = argc == 5;
   int count = atoi(argv[2]);
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -126,10 +128,20 @@ static int cmd_spawnfloor(int argc, char **argv) {
   for (int i = 0; i < count; i++) {
     int64_t t0 = now_ns();
     pid_t pid;
-    int rc = posix_spawn(&pid, self, NULL, NULL, child, environ);
-    if (rc != 0) {
-      errno = rc;
-      die("posix_spawn");
+    if (use_fork) {
+      // What a daemon without posix_spawn does: fork, then execve in the child.
+      pid = fork();
+      if (pid < 0) die("fork");
+      if (pid == 0) {
+        execve(self, child, environ);
+        _exit(127);
+      }
+    } else {
+      int rc = posix_spawn(&pid, self, NULL, NULL, child, environ);
+      if (rc != 0) {
+        errno = rc;
+        die("posix_spawn");
+      }
     }
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

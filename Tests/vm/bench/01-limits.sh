@@ -1,5 +1,5 @@
 # Bench: the limits in this VM. timerfd overshoot alone; posix_spawn of the recording command
-# alone (the spawn floor); a minimal C reactor (epoll on the evdev fd, one timerfd,
+# alone (the spawn floor) and fork + execve of it; a minimal C reactor (epoll on the evdev fd, one timerfd,
 # posix_spawn) from the key-down timestamp to a subscriber's read and from the hold deadline
 # to the command's start.
 # timeout: 400
@@ -10,6 +10,8 @@ step "timerfd overshoot, $BENCH_N x 20 ms"
 $BENCHTOOL timerfd "$BENCH_N" 20 >timerfd.log
 step "spawn floor, $BENCH_N spawns"
 $BENCHTOOL spawnfloor "$BENCH_N" "$WORK/spawn-rec.log" >spawn-t0.log
+step "fork + execve floor, $BENCH_N spawns"
+$BENCHTOOL spawnfloor "$BENCH_N" "$WORK/fork-rec.log" fork >fork-t0.log
 
 bdev_start actiond-bench-reactor
 spawn reactor.out $BENCHTOOL reactor "$BDEV_NODE" "$BENCH_HOLD_MS" "$BENCH_N" "$WORK/reactor.log" \
