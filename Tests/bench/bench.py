@@ -409,7 +409,7 @@ def held_note(together):
             "`performing` the daemon writes right after it")
     if together["together"] * 2 >= together["of"]:
         text += (": with one vCPU the subscriber mostly runs only once the daemon blocks, which it first does "
-                 "inside the intent's start (fork, then waiting for the exec)")
+                 "inside the intent's start (clone, then waiting for the exec)")
     return text + "."
 
 
@@ -419,17 +419,17 @@ def notes(vmr):
     out = []
     a, reactor = p("actiondCommand", "p50"), p("reactorCommand", "p50")
     if a and reactor and a > reactor + 1e6:
-        text = (f"- actiond's command starts {ms(a - reactor)} ms (p50) later than the C reactor's, which uses "
-                "posix_spawn (glibc: clone with CLONE_VM|CLONE_VFORK). actiond's exec path (`actiond_spawn` in "
-                "Sources/CActiondShim/shim.c) forks instead, then in the child resets signals, sets the process "
-                "group, opens /dev/null, marks descriptors close-on-exec and execs while the parent waits on a "
-                "pipe for the exec.")
+        text = (f"- actiond's command starts {ms(a - reactor)} ms (p50) later than the C reactor's. Both spawn "
+                "the same way: the reactor with posix_spawn, actiond with `actiond_spawn` (Sources/CActiondShim/"
+                "shim.c), which is clone(CLONE_VM|CLONE_VFORK) too, so no page tables are copied; its child "
+                "additionally resets every signal, sets the process group, opens /dev/null and marks descriptors "
+                "close-on-exec.")
         fork, spawn = p("fork", "p50"), p("spawn", "p50")
         if fork and spawn:
             text += (f" From a small process fork + execve costs {ms(fork)} ms (p50) and posix_spawn "
-                     f"{ms(spawn)} ms, so the gap is the daemon's: forking its larger address space plus its own "
-                     "work between the deadline and the exec (this run does not separate the two; a vfork-style "
-                     "spawn would remove the first).")
+                     f"{ms(spawn)} ms. The rest of the gap is the daemon's own work between the deadline and the "
+                     "exec: draining the device, announcing `held` and `performing` (log line, JSON, socket "
+                     "writes), building the intent's environment, two pipes and a pidfd.")
         out.append(text)
     held, timer = p("actiondHeld", "p50"), p("timerfd", "p50")
     if held and timer and held > timer + 1e6:
