@@ -523,11 +523,11 @@ public final class ControlEngine {
       throw ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
     }
     let fromFile = configuration.assignments[button]
-    runtimeAssignments[button] = StateSnapshot.Assignment(
-      kind: instance.kind, configuration: instance.configuration.mapValues(\.json),
-      replaces: fromFile.map {
-        StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
-      })
+    var stored = StateSnapshot.Assignment(instance)
+    stored.replaces = fromFile.map {
+      StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
+    }
+    runtimeAssignments[button] = stored
     assignments[button] = instance
     instances[instance.id] = instance
     persist()
@@ -634,7 +634,7 @@ public final class ControlEngine {
     return ControlSnapshot(
       kind: definition.kind, displayName: definition.displayName,
       type: definition.type == .toggle ? .toggle : .button,
-      configuration: ControlEngine.json(instance.configuration), value: definition.type == .toggle ? value.isOn : nil,
+      configuration: instance.configurationJSON, value: definition.type == .toggle ? value.isOn : nil,
       valueText: p.valueText, symbol: p.symbol, tint: p.tint, hint: p.hint, configured: instance.isConfigured,
       available: reason == nil,
       performing: inFlight[instance.id] != nil, reason: reason)
@@ -720,9 +720,6 @@ public final class ControlEngine {
     configuration.buttons.map(\.name).filter { assignments[$0]?.id == instance.id }
   }
 
-  static func json(_ configuration: [String: ParameterValue]) -> JSONObject {
-    JSONObject(configuration.keys.sorted().map { (key: $0, value: configuration[$0]!.json) })
-  }
 }
 
 /// What the engine asks of the outside world. The daemon implements it with the event

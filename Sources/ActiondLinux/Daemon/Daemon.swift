@@ -366,9 +366,7 @@ extension Daemon: ControlEngineOutput {
       }
       let body = ProviderRequest.Body.perform(
         kind: job.kind,
-        configuration: JSONObject(
-          job.instance.configuration.mapValues(\.json).sorted { $0.key < $1.key }
-            .map { ($0.key, $0.value) }), value: job.requestedValue)
+        configuration: job.instance.configurationJSON, value: job.requestedValue)
       server.sendProviderRequest(to: client, body, timeout: .seconds(10)) { [unowned self] outcome in
         switch outcome {
         case .replied: self.engine.performFinished(job: job.id, .succeeded)
@@ -414,8 +412,7 @@ extension Daemon: ControlEngineOutput {
       }
       let body = ProviderRequest.Body.value(
         kind: job.kind,
-        configuration: JSONObject(
-          job.instance.configuration.mapValues(\.json).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+        configuration: job.instance.configurationJSON)
       server.sendProviderRequest(to: client, body, timeout: .seconds(5)) { [unowned self] outcome in
         let value: ControlValue
         switch outcome {
@@ -494,12 +491,7 @@ extension Daemon: RequestHandler {
       reply.succeed(.button(engine.buttonStatus(button)[0]))
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      engine.set(instance, to: value) { result in
-        switch result {
-        case .success(let snapshot): reply.succeed(.control(snapshot))
-        case .failure(let error): reply.fail(error)
-        }
-      }
+      engine.set(instance, to: value) { Daemon.answer(reply, with: $0) }
     case .perform(.button(let name)):
       let button: String
       if let name {
@@ -514,20 +506,10 @@ extension Daemon: RequestHandler {
       guard let instance = engine.assignment(of: button) else {
         throw ProtocolError(.unassigned, "no control is assigned to \(button)")
       }
-      engine.perform(instance, button: button, source: .socket) { result in
-        switch result {
-        case .success(let snapshot): reply.succeed(.control(snapshot))
-        case .failure(let error): reply.fail(error)
-        }
-      }
+      engine.perform(instance, button: button, source: .socket) { Daemon.answer(reply, with: $0) }
     case .perform(.control(let kind, let configuration)):
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      engine.perform(instance, button: nil, source: .socket) { result in
-        switch result {
-        case .success(let snapshot): reply.succeed(.control(snapshot))
-        case .failure(let error): reply.fail(error)
-        }
-      }
+      engine.perform(instance, button: nil, source: .socket) { Daemon.answer(reply, with: $0) }
     case .press(let button):
       try requireButton(button)
       engine.simulatePress(button: button, at: loop.now())
@@ -569,6 +551,14 @@ extension Daemon: RequestHandler {
     for kind in kinds { providers[kind] = nil }
     logger.notice("provider for \(kinds.joined(separator: ", ")) disconnected", event: "provider")
     engine.providerDisconnected(kinds: kinds)
+  }
+
+  /// Answers a `set` or `perform` with the resulting control or the error.
+  private static func answer(_ reply: Responder, with result: Result<ControlSnapshot, ProtocolError>) {
+    switch result {
+    case .success(let snapshot): reply.succeed(.control(snapshot))
+    case .failure(let error): reply.fail(error)
+    }
   }
 
   private func requireButton(_ name: String) throws(ProtocolError) {
