@@ -71,6 +71,8 @@ public final class ControlEngine {
   private var pendingReads: [UInt64: PendingRead] = [:]
   private var readsByInstance: [String: UInt64] = [:]
   private var connectedProviders: Set<String> = []
+  /// Buttons pressed now whose hold was anticipated (see `anticipate(button:)`).
+  private var anticipated: Set<String> = []
   private var nextJobID: UInt64 = 1
   private let output: any ControlEngineOutput
 
@@ -167,7 +169,9 @@ public final class ControlEngine {
           .pressed(
             button: config.name, kind: kind, hint: hint(button: config.name), time: at, threshold: config.holdThreshold)
         )
+        anticipate(button: config.name)
       case .releasedShort(let at, let heldFor):
+        forgetAnticipation(button: config.name)
         output.announce(
           .released(button: config.name, kind: kind, hint: hint(button: config.name), time: at, duration: heldFor))
       case .held(let at, _):
@@ -177,11 +181,13 @@ public final class ControlEngine {
         } else {
           output.log(.notice, "button \(config.name) held, but no control is assigned to it")
         }
+        forgetAnticipation(button: config.name)
       case .releasedAfterHold(let at, let heldFor):
         output.log(.debug, "button \(config.name) released after hold at \(at) (held \(heldFor))")
       case .cancelled(_, let reason, let afterHold):
         // After a hold the perform already happened; there is nothing left to cancel.
         if !afterHold {
+          forgetAnticipation(button: config.name)
           output.announce(.cancelled(button: config.name, kind: kind, reason: reason.description))
         } else {
           output.log(.debug, "button \(config.name): press ended by \(reason) after its hold")
@@ -237,51 +243,30 @@ public final class ControlEngine {
       output.log(.warning, "\(definition.displayName): \(error.message)")
       completion?(.failure(error))
     }
-    guard instance.isConfigured else {
-      fail(
-        ProtocolError(
-          .notConfigured, ControlPresentation.hint(for: definition, missing: instance.missing, value: .unknown)))
+    let intent: IntentSpec
+    let requested: Bool?
+    switch plan(instance, definition, valueWasRead: valueWasRead) {
+    case .fail(let error):
+      fail(error)
       return
-    }
-    if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
+    case .busy:
       output.announce(.busy(kind: instance.kind, button: button, source: source))
       completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
-    }
-    var requested: Bool?
-    if definition.type == .toggle {
-      switch value(of: instance, definition) {
-      case .on: requested = false
-      case .off: requested = true
-      case .unknown where !valueWasRead:
-        // Never read yet: the hold came before the start-up read answered, or this
-        // instance is first seen in this request (`perform --kind K led=...`). Read it
-        // now and decide from the answer; meanwhile the instance counts as busy.
-        readingToPerform.insert(instance.id)
-        read(instance, definition) { [weak self] _ in
-          guard let self else { return }
-          self.readingToPerform.remove(instance.id)
-          self.perform(instance, button: button, source: source, valueWasRead: true, completion: completion)
-        }
-        return
-      case .unknown:
-        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known"))
-        return
-      case .unavailable(let reason):
-        fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is unavailable: \(reason)"))
-        return
+    case .readFirst:
+      // Never read yet: the hold came before the start-up read answered, or this
+      // instance is first seen in this request (`perform --kind K led=...`). Read it
+      // now and decide from the answer; meanwhile the instance counts as busy.
+      readingToPerform.insert(instance.id)
+      read(instance, definition) { [weak self] _ in
+        guard let self else { return }
+        self.readingToPerform.remove(instance.id)
+        self.perform(instance, button: button, source: source, valueWasRead: true, completion: completion)
       }
-    }
-    let intent: IntentSpec
-    do {
-      intent = try definition.intent.substituting(instance.values)
-    } catch {
-      fail(ProtocolError(.failed, "cannot build the intent: \(error.message)"))
       return
-    }
-    if case .provider = intent, !connectedProviders.contains(instance.kind) {
-      fail(ProtocolError(.unavailable, "no provider application is connected for \(instance.kind)"))
-      return
+    case .run(let planned, let value):
+      intent = planned
+      requested = value
     }
     let job = PerformJob(
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
@@ -294,6 +279,71 @@ public final class ControlEngine {
     } else {
       output.runIntent(job)
     }
+  }
+
+  /// What a perform of `instance` would do now, decided from the current state alone.
+  private enum Plan {
+    case run(IntentSpec, requestedValue: Bool?)
+    case busy
+    /// The toggle's value was never read: read it, then decide.
+    case readFirst
+    case fail(ProtocolError)
+  }
+
+  private func plan(_ instance: ControlInstance, _ definition: ControlDefinition, valueWasRead: Bool) -> Plan {
+    guard instance.isConfigured else {
+      return .fail(
+        ProtocolError(
+          .notConfigured, ControlPresentation.hint(for: definition, missing: instance.missing, value: .unknown)))
+    }
+    if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) { return .busy }
+    var requested: Bool?
+    if definition.type == .toggle {
+      switch value(of: instance, definition) {
+      case .on: requested = false
+      case .off: requested = true
+      case .unknown where !valueWasRead: return .readFirst
+      case .unknown:
+        return .fail(ProtocolError(.unavailable, "the current value of \(definition.displayName) is not known"))
+      case .unavailable(let reason):
+        return .fail(
+          ProtocolError(.unavailable, "the current value of \(definition.displayName) is unavailable: \(reason)"))
+      }
+    }
+    let intent: IntentSpec
+    do {
+      intent = try definition.intent.substituting(instance.values)
+    } catch {
+      return .fail(ProtocolError(.failed, "cannot build the intent: \(error.message)"))
+    }
+    if case .provider = intent, !connectedProviders.contains(instance.kind) {
+      return .fail(ProtocolError(.unavailable, "no provider application is connected for \(instance.kind)"))
+    }
+    return .run(intent, requestedValue: requested)
+  }
+
+  /// Tells the adapter what a hold of `button` would run if it came now, so it can
+  /// prepare it (only exec intents gain from that). The plan is the one a perform would
+  /// make; if anything changes before the hold, the perform decides afresh and the
+  /// adapter notices the difference.
+  private func anticipate(button: String) {
+    guard let instance = assignments[button], let definition = configuration.control(kind: instance.kind),
+      case .run(let intent, let requested) = plan(instance, definition, valueWasRead: false),
+      case .exec = intent
+    else { return }
+    anticipated.insert(button)
+    output.anticipate(
+      PerformJob(
+        id: 0, kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
+        requestedValue: requested, button: button, source: .button),
+      button: button)
+  }
+
+  /// The press of `button` ended: whatever was anticipated for it will not be needed
+  /// (after a hold, the perform has already used it if it matched).
+  private func forgetAnticipation(button: String) {
+    guard anticipated.remove(button) != nil else { return }
+    output.anticipate(nil, button: button)
   }
 
   /// The adapter finished running job `id`'s intent.
@@ -589,6 +639,7 @@ public final class ControlEngine {
   public func apply(configuration new: Configuration, at time: MonotonicInstant) {
     for index in 0..<recognizers.count where recognizers[index].recognizer.isDown {
       let name = configuration.buttons[index].name
+      forgetAnticipation(button: name)
       output.announce(.cancelled(button: name, kind: assignments[name]?.kind, reason: "reload"))
     }
     configuration = new
@@ -733,6 +784,10 @@ public protocol ControlEngineOutput: AnyObject {
   func armTimer(at deadline: MonotonicInstant?)
   /// Run an intent asynchronously; report with `ControlEngine.performFinished(job:_:)`.
   func runIntent(_ job: ControlEngine.PerformJob)
+  /// A hold of `button` (pressed now) would run `job` (its `id` is 0: nothing is in
+  /// flight yet), so the adapter may prepare it; a later `runIntent` for that button
+  /// says whether it is needed. nil: the press ended, forget what was prepared.
+  func anticipate(_ job: ControlEngine.PerformJob?, button: String)
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
   /// Persist the state (atomically; the adapter may coalesce writes).

@@ -145,12 +145,33 @@ public struct ProcessRunID: Hashable, Sendable {
 /// never from inside `run` itself (even a spawn failure is reported on a later turn).
 public protocol ProcessRunning: AnyObject {
   /// Starts `request`; `output` gets each line (within the limits) while it runs,
-  /// `completion` gets the result exactly once.
+  /// `completion` gets the result exactly once. With a `slot` that holds an armed
+  /// request equal to `request`, that prepared process is the one that runs (only its
+  /// exec is left to do); any other request armed in `slot` is discarded first.
   @discardableResult
   func run(
-    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID
+
+  /// Prepares `request` in `slot` (replacing what the slot held) because a `run` of it
+  /// may come soon: everything up to the exec happens now, so that run starts sooner.
+  /// Nothing the command does happens before `run`.
+  func arm(_ request: ProcessRequest, slot: String)
+
+  /// Drops what `slot` holds, if anything: the run it was prepared for will not come.
+  func disarm(slot: String)
+}
+
+extension ProcessRunning {
+  /// Starts `request` without a prepared process.
+  @discardableResult
+  public func run(
+    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    completion: @escaping (ProcessResult) -> Void
+  ) -> ProcessRunID {
+    run(request, slot: nil, output: output, completion: completion)
+  }
 }
 
 /// A ``ProcessRunning`` for tests: records requests; the test emits output and
@@ -174,16 +195,28 @@ public final class RecordingProcessRunner: ProcessRunning {
   /// Indexes of runs not completed yet.
   public var pending: [Int] { runs.indices.filter { !runs[$0].completed } }
 
+  /// What each slot holds now.
+  public private(set) var armed: [String: ProcessRequest] = [:]
+  /// Runs that used the request armed in their slot, by index in ``requests``.
+  public private(set) var firedArmed: Set<Int> = []
+
   @discardableResult
   public func run(
-    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID {
     let id = ProcessRunID(rawValue: next)
     next += 1
+    if let slot, let prepared = armed.removeValue(forKey: slot), prepared == request {
+      firedArmed.insert(runs.count)
+    }
     runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
     return id
   }
+
+  public func arm(_ request: ProcessRequest, slot: String) { armed[slot] = request }
+
+  public func disarm(slot: String) { armed[slot] = nil }
 
   /// Delivers an output line of run `index`.
   public func emit(_ line: ProcessOutputLine, run index: Int) {

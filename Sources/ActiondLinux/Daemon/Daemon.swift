@@ -340,7 +340,8 @@ extension Daemon: ControlEngineOutput {
   public func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
+      // A hold's command was prepared at the key-down (`anticipate`): the button's slot.
+      run(spec, extra: job.environment, tag: job.kind, slot: job.button) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
         case .exited(0): outcome = .succeeded
@@ -382,6 +383,15 @@ extension Daemon: ControlEngineOutput {
       // The engine completes state intents itself; reaching here is a bug.
       later { [unowned self] in self.engine.performFinished(job: job.id, .succeeded) }
     }
+  }
+
+  public func anticipate(_ job: ControlEngine.PerformJob?, button: String) {
+    // Only an exec intent has something to prepare: its process, up to the exec.
+    guard let job, case .exec(let spec) = job.intent else {
+      runner.disarm(slot: button)
+      return
+    }
+    runner.arm(processRequest(spec, extra: job.environment), slot: button)
   }
 
   public func readValue(_ job: ControlEngine.ValueReadJob) {
@@ -435,20 +445,10 @@ extension Daemon: ControlEngineOutput {
   }
 
   private func run(
-    _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
+    _ spec: ExecSpec, extra: [String: String], tag: String, slot: String? = nil,
+    completion: @escaping (ProcessResult) -> Void
   ) {
-    // Intents get a small, explicit environment: never the daemon's own (it may hold
-    // NOTIFY_SOCKET, LISTEN_FDS or secrets), plus what the definition and the contract add.
-    var env: [String: String] = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
-    for key in ["LANG", "LC_ALL", "TZ"] where settings.environment[key] != nil { env[key] = settings.environment[key] }
-    env.merge(spec.environment) { $1 }
-    env.merge(extra) { $1 }
-    // The documented default is `/`, not wherever the daemon was started from (under
-    // systemd that is `/` anyway; from a shell it would be the shell's directory).
-    let request = ProcessRequest(
-      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: spec.user?.description,
-      timeout: spec.timeout)
-    runner.run(request) { [logger] line in
+    runner.run(processRequest(spec, extra: extra), slot: slot) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
     } completion: { [logger] result in
       if result.discardedLines > 0 {
@@ -458,6 +458,20 @@ extension Daemon: ControlEngineOutput {
       }
       completion(result)
     }
+  }
+
+  private func processRequest(_ spec: ExecSpec, extra: [String: String]) -> ProcessRequest {
+    // Intents get a small, explicit environment: never the daemon's own (it may hold
+    // NOTIFY_SOCKET, LISTEN_FDS or secrets), plus what the definition and the contract add.
+    var env: [String: String] = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    for key in ["LANG", "LC_ALL", "TZ"] where settings.environment[key] != nil { env[key] = settings.environment[key] }
+    env.merge(spec.environment) { $1 }
+    env.merge(extra) { $1 }
+    // The documented default is `/`, not wherever the daemon was started from (under
+    // systemd that is `/` anyway; from a shell it would be the shell's directory).
+    return ProcessRequest(
+      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: spec.user?.description,
+      timeout: spec.timeout)
   }
 }
 

@@ -9,6 +9,10 @@ import Glibc
 ///   new process group, signals unblocked and at default, stdin on /dev/null, stdout and
 ///   stderr on pipes, every other fd closed, optional chdir and setgroups/setgid/setuid.
 ///   The parent waits only until exec (or its failure), like posix_spawn.
+/// - `arm` takes even that off the moment a command must start: it prepares the child up
+///   to the exec ahead of time (at a key-down), and a `run` of the same request in the
+///   same slot (at the hold deadline) only writes one byte to let it exec. A prepared
+///   child that is not used is told to exit.
 /// - Exit is noticed through a pidfd (Linux ≥ 5.3) in the loop, then reaped with
 ///   `waitpid(pid, WNOHANG)`: no SIGCHLD handler, no `waitpid(-1)` stealing other children.
 ///   Nothing else in the daemon may reap these pids.
@@ -20,6 +24,11 @@ import Glibc
 public final class ProcessRunner: ProcessRunning {
   private let loop: EventLoop
   private var runs: [UInt64: ActiveRun] = [:]
+  /// Children prepared by `arm`, by slot.
+  private var armedChildren: [String: ArmedChild] = [:]
+  /// Discarded prepared children until they are reaped (they read their request until
+  /// they exit), by pid.
+  private var discardedChildren: [Int32: ArmedChild] = [:]
   private var next: UInt64 = 1
   /// Reused for every read, so output costs no allocation per chunk.
   private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -31,13 +40,19 @@ public final class ProcessRunner: ProcessRunning {
 
   @discardableResult
   public func run(
-    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
+    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID {
     let id = next
     next += 1
     let started = loop.now()
-    switch spawn(request) {
+    let spawned: Result<Spawned, SpawnFailure>
+    if let slot, let child = armedChildren.removeValue(forKey: slot) {
+      spawned = fire(child, for: request)
+    } else {
+      spawned = spawn(request)
+    }
+    switch spawned {
     case .failure(let failure):
       // Reported on the next turn so callers never see their completion inside run().
       loop.schedule(at: started) { now in
@@ -47,6 +62,7 @@ public final class ProcessRunner: ProcessRunning {
       let run = ActiveRun(
         id: id, pid: spawned.pid, pidfd: spawned.pidfd, stdoutFD: spawned.stdoutFD, stderrFD: spawned.stderrFD,
         request: request, started: started, output: output, completion: completion)
+      run.armed = spawned.armed
       runs[id] = run
       do {
         try watch(run)
@@ -67,9 +83,51 @@ public final class ProcessRunner: ProcessRunning {
     return ProcessRunID(rawValue: id)
   }
 
+  /// Prepares `request` in a child that stops just before its exec (`actiond_arm`):
+  /// process group, signals, stdio, close-on-exec, chdir, credentials, the user lookup,
+  /// the pipes and the pidfd all happen now, so a `run` of the same request in `slot`
+  /// only has to let it exec. That child runs nothing of the command until then; it
+  /// exits when discarded and dies with the daemon while it waits. A request that cannot
+  /// be prepared is simply not armed: its `run` spawns and reports the failure.
+  public func arm(_ request: ProcessRequest, slot: String) {
+    disarm(slot: slot)
+    guard case .success(let spawned) = spawn(request, armed: true), let handle = spawned.armed else { return }
+    let child = ArmedChild(
+      request: request, handle: handle, pid: spawned.pid, pidfd: spawned.pidfd, stdoutFD: spawned.stdoutFD,
+      stderrFD: spawned.stderrFD)
+    do {
+      // An armed child exits on its own only when its preparation failed (or it was
+      // killed): forget it then, so the run spawns afresh and reports why.
+      child.pidWatch = try loop.register(fd: child.pidfd, interest: .readable) { [weak self] _ in
+        self?.armedChildExited(child)
+      }
+    } catch {
+      _ = kill(child.pid, SIGKILL)
+      var status: Int32 = 0
+      _ = try? Syscall.retrying { waitpid(child.pid, &status, 0) }
+      child.free()
+      return
+    }
+    armedChildren[slot] = child
+  }
+
+  public func disarm(slot: String) {
+    guard let child = armedChildren.removeValue(forKey: slot) else { return }
+    discard(child)
+  }
+
+  /// Slots holding a prepared child.
+  public var armedSlots: [String] { Array(armedChildren.keys) }
+  /// Prepared children still alive: armed ones plus discarded ones not reaped yet.
+  public var preparedChildCount: Int { armedChildren.count + discardedChildren.count }
+  /// Runs that started from a prepared child (the rest were spawned when asked).
+  public private(set) var preparedRunCount = 0
+
   /// Terminates every run as if it had timed out (for shutdown): SIGTERM to each group
-  /// now, SIGKILL after each run's grace period. Completions still arrive.
+  /// now, SIGKILL after each run's grace period. Completions still arrive. Prepared
+  /// children are discarded.
   public func terminateAll() {
+    for slot in armedSlots { disarm(slot: slot) }
     for run in runs.values where !run.timedOut { timeOut(run) }
   }
 
@@ -80,9 +138,48 @@ public final class ProcessRunner: ProcessRunning {
     var pidfd: Int32
     var stdoutFD: Int32
     var stderrFD: Int32
+    /// Set for a child started by `actiond_arm`: freed once it is reaped.
+    var armed: OpaquePointer?
   }
 
-  private func spawn(_ request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
+  /// Lets an armed child exec when it was prepared for exactly `request`; otherwise
+  /// discards it and spawns `request` the usual way.
+  private func fire(_ child: ArmedChild, for request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
+    guard child.request == request, actiond_armed_fire(child.handle) == 0 else {
+      // Prepared for something else (the value changed during the press), or it has
+      // already exited (EPIPE): it will not run.
+      discard(child)
+      return spawn(request)
+    }
+    if let watch = child.pidWatch { loop.unregister(watch) }
+    child.pidWatch = nil
+    preparedRunCount += 1
+    return .success(
+      Spawned(
+        pid: child.pid, pidfd: child.pidfd, stdoutFD: child.stdoutFD, stderrFD: child.stderrFD,
+        armed: child.handle))
+  }
+
+  /// Tells an armed child to exit; its memory and fds are released once it is reaped.
+  private func discard(_ child: ArmedChild) {
+    _ = actiond_armed_discard(child.handle)
+    // Its pidfd watch (registered by `arm`) reaps it.
+    discardedChildren[child.pid] = child
+  }
+
+  private func armedChildExited(_ child: ArmedChild) {
+    var status: Int32 = 0
+    guard let pid = try? Syscall.retrying({ waitpid(child.pid, &status, WNOHANG) }), pid == child.pid else {
+      return  // still waiting (spurious readiness)
+    }
+    if let watch = child.pidWatch { loop.unregister(watch) }
+    child.pidWatch = nil
+    discardedChildren[child.pid] = nil
+    for (slot, armed) in armedChildren where armed === child { armedChildren[slot] = nil }
+    child.free()
+  }
+
+  private func spawn(_ request: ProcessRequest, armed: Bool = false) -> Result<Spawned, SpawnFailure> {
     guard !request.argv.isEmpty, !request.argv[0].isEmpty else {
       return .failure(SpawnFailure(step: "argv", errnoName: "", message: "no program given"))
     }
@@ -118,13 +215,18 @@ public final class ProcessRunner: ProcessRunning {
     let groups = identity?.groups ?? []
     var childErrno: Int32 = 0
     var failedStep: UnsafePointer<CChar>?
+    var handle: OpaquePointer?
     let pid: pid_t = groups.withUnsafeBufferPointer { groupBuffer in
       withOptionalCString(request.workingDirectory) { directory in
         var spawnRequest = actiond_spawn_request(
           argv: argv.pointer, envp: envp.pointer, working_directory: directory, stdout_fd: out.write,
           stderr_fd: err.write, change_user: identity == nil ? 0 : 1, uid: identity?.uid ?? 0,
           gid: identity?.gid ?? 0, groups: groupBuffer.baseAddress, group_count: groupBuffer.count)
-        return actiond_spawn(&spawnRequest, &childErrno, &failedStep)
+        guard armed else { return actiond_spawn(&spawnRequest, &childErrno, &failedStep) }
+        // actiond_arm copies the request: the child outlives these buffers.
+        var pid: pid_t = -1
+        handle = actiond_arm(&spawnRequest, &pid, &childErrno, &failedStep)
+        return handle == nil ? -1 : pid
       }
     }
     if pid < 0 {
@@ -133,25 +235,25 @@ public final class ProcessRunner: ProcessRunning {
       if step == "chdir", let directory = request.workingDirectory { step += " \(directory)" }
       return fail(step, Errno(childErrno))
     }
-    let pidfd = actiond_pidfd_open(pid)
-    if pidfd < 0 {
-      let error = Errno.current
+    /// A started child that cannot be watched is killed and reaped at once.
+    func abandon(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
       _ = kill(-pid, SIGKILL)
+      _ = kill(pid, SIGKILL)  // an armed child may not have its own group yet
       var status: Int32 = 0
       _ = try? Syscall.retrying { waitpid(pid, &status, 0) }
-      return fail("pidfd_open", error)
+      if let handle { _ = actiond_armed_release(handle, &childErrno, &failedStep) }
+      return fail(step, error)
     }
+    let pidfd = actiond_pidfd_open(pid)
+    if pidfd < 0 { return abandon("pidfd_open", Errno.current) }
     do {
       try Syscall.setNonBlocking(out.read)
       try Syscall.setNonBlocking(err.read)
     } catch {
-      _ = kill(-pid, SIGKILL)
-      var status: Int32 = 0
-      _ = try? Syscall.retrying { waitpid(pid, &status, 0) }
       Syscall.close(pidfd)
-      return fail("fcntl", error)
+      return abandon("fcntl", error)
     }
-    return .success(Spawned(pid: pid, pidfd: pidfd, stdoutFD: out.read, stderrFD: err.read))
+    return .success(Spawned(pid: pid, pidfd: pidfd, stdoutFD: out.read, stderrFD: err.read, armed: handle))
   }
 
   // MARK: Watching
@@ -222,6 +324,19 @@ public final class ProcessRunner: ProcessRunning {
     Syscall.close(run.pidfd)
     run.pidfd = -1
     run.status = status
+    if let armed = run.armed {
+      // It exited 127 before or at its exec: report that like a failed spawn.
+      var childErrno: Int32 = 0
+      var failedStep: UnsafePointer<CChar>?
+      if actiond_armed_release(armed, &childErrno, &failedStep) != 0 {
+        var step = failedStep.map { String(cString: $0) } ?? "spawn"
+        if step == "execve" { step += " \(run.request.argv[0])" }
+        if step == "chdir", let directory = run.request.workingDirectory { step += " \(directory)" }
+        let error = Errno(childErrno)
+        run.spawnFailure = SpawnFailure(step: step, errnoName: error.name, message: error.message)
+      }
+      run.armed = nil
+    }
     // Whatever the command wrote before exiting is in the pipes now. A background
     // grandchild may keep them open; it does not hold up the result.
     drain(run, .stdout, untilDry: true)
@@ -252,7 +367,9 @@ public final class ProcessRunner: ProcessRunning {
       guard kill(-run.pid, 0) != 0 else { return }
     }
     let outcome: ProcessOutcome
-    if run.timedOut {
+    if let failure = run.spawnFailure {
+      outcome = .spawnFailed(failure)
+    } else if run.timedOut {
       outcome = .timedOut
     } else if status & 0x7f == 0 {
       outcome = .exited((status >> 8) & 0xff)
@@ -268,6 +385,13 @@ public final class ProcessRunner: ProcessRunning {
 
   private func release(_ run: ActiveRun) {
     runs[run.id] = nil
+    if let armed = run.armed {
+      // Only reached once the child was killed and reaped.
+      var childErrno: Int32 = 0
+      var failedStep: UnsafePointer<CChar>?
+      _ = actiond_armed_release(armed, &childErrno, &failedStep)
+      run.armed = nil
+    }
     if let timer = run.timeoutTimer { loop.cancel(timer) }
     if let timer = run.graceTimer { loop.cancel(timer) }
     run.timeoutTimer = nil
@@ -302,6 +426,10 @@ private final class ActiveRun {
   var status: Int32?
   var timedOut = false
   var killed = false
+  /// The `actiond_armed` block of a child started by `arm` (freed when reaped).
+  var armed: OpaquePointer?
+  /// Set when an armed child failed before or at its exec.
+  var spawnFailure: SpawnFailure?
 
   init(
     id: UInt64, pid: Int32, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32, request: ProcessRequest,
@@ -318,6 +446,36 @@ private final class ActiveRun {
     self.output = output
     self.completion = completion
     self.budget = OutputLineSplitter.Budget(limits: request.outputLimits)
+  }
+}
+
+/// A child prepared by `ProcessRunner.arm`, waiting for its exec.
+private final class ArmedChild {
+  let request: ProcessRequest
+  let handle: OpaquePointer
+  let pid: Int32
+  let pidfd: Int32
+  let stdoutFD: Int32
+  let stderrFD: Int32
+  var pidWatch: WatchID?
+
+  init(request: ProcessRequest, handle: OpaquePointer, pid: Int32, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32) {
+    self.request = request
+    self.handle = handle
+    self.pid = pid
+    self.pidfd = pidfd
+    self.stdoutFD = stdoutFD
+    self.stderrFD = stderrFD
+  }
+
+  /// Once it is reaped (never before: it reads its request until its exit).
+  func free() {
+    var childErrno: Int32 = 0
+    var failedStep: UnsafePointer<CChar>?
+    _ = actiond_armed_release(handle, &childErrno, &failedStep)
+    Syscall.close(pidfd)
+    Syscall.close(stdoutFD)
+    Syscall.close(stderrFD)
   }
 }
 

@@ -93,4 +93,24 @@ typedef struct actiond_spawn_request {
 /// `*failed_step` to a static name of that step.
 pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, const char **failed_step);
 
+/// A child started by `actiond_arm`, waiting to exec.
+typedef struct actiond_armed actiond_armed;
+
+/// Starts a child that does everything `actiond_spawn`'s does (process group, signal
+/// dispositions, stdio, close-on-exec, chdir, credentials) and then waits, with every
+/// signal blocked, for `actiond_armed_fire` (exec) or `actiond_armed_discard` (exit 0).
+/// It dies with the daemon while it waits (PR_SET_PDEATHSIG), not after its exec. The
+/// request is copied. Returns NULL with `*child_errno` and `*failed_step` when the
+/// parent's part fails (malloc, pipe2, mmap, clone); a failure in the child is only known
+/// once it has exited: see `actiond_armed_release`. `*pid` is the child's pid.
+actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int *child_errno,
+                           const char **failed_step);
+/// Lets the child exec. 0, or the errno of writing to it (EPIPE: it has already exited).
+int actiond_armed_fire(actiond_armed *armed);
+/// Makes the child exit without exec'ing. 0, or the errno of writing to it.
+int actiond_armed_discard(actiond_armed *armed);
+/// Once the child has been reaped: 1 with `*child_errno`/`*failed_step` when it failed
+/// before or at its exec (it exited 127), else 0. Frees `armed`.
+int actiond_armed_release(actiond_armed *armed, int *child_errno, const char **failed_step);
+
 #endif

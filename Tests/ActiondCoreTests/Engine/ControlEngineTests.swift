@@ -14,6 +14,8 @@ private final class Recorder: ControlEngineOutput {
   func log(_ level: LogLevel, _ message: String) { logs.append((level, message)) }
   func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
   func runIntent(_ job: ControlEngine.PerformJob) { runs.append(job) }
+  var anticipations: [(button: String, job: ControlEngine.PerformJob?)] = []
+  func anticipate(_ job: ControlEngine.PerformJob?, button: String) { anticipations.append((button, job)) }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   func persist(_ state: StateSnapshot) { persisted.append(state) }
 }
