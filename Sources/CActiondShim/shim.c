@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sched.h>
@@ -250,11 +249,11 @@ static void *child_stack(void) {
 
 /// clone with every signal blocked around it: no handler of the parent may run in the
 /// child (it shares the memory); the child unblocks just before its exec.
-static pid_t clone_blocked(int (*fn)(void *), void *stack, int flags, void *arg) {
+static pid_t clone_blocked(int (*fn)(void *), void *stack_top, int flags, void *arg) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = clone(fn, (char *)stack + child_stack_size, flags, arg);
+  pid_t pid = clone(fn, stack_top, flags, arg);
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   errno = clone_errno;
@@ -269,7 +268,7 @@ pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, cons
     return -1;
   }
   spawn_args args = {.request = request, .result = {.result_errno = 0, .result_step = -1}};
-  pid_t pid = clone_blocked(spawn_child, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  pid_t pid = clone_blocked(spawn_child, (char *)stack + child_stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int clone_errno = errno;
   // CLONE_VFORK: the child has exec'ed or exited by now, so its stack is free.
   munmap(stack, child_stack_size);
@@ -290,8 +289,9 @@ pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, cons
 
 // MARK: armed children
 
-/// One armed child and everything it reads, in one block the parent frees only after the
-/// child is gone (it may read any of it until its exec).
+/// One armed child and everything it reads, at the bottom of one mapping whose top is the
+/// child's stack. The parent unmaps it only after the child is gone (it may read any of it
+/// until its exec); no malloc, so nothing of it stays behind in the heap.
 struct actiond_armed {
   actiond_spawn_request request;
   child_result result;
@@ -299,7 +299,7 @@ struct actiond_armed {
   int go_fd;
   int child_go_fd;
   pid_t parent;
-  void *stack;
+  size_t map_size;
 };
 
 /// The byte that makes the child exec; anything else (or EOF) makes it exit.
@@ -355,12 +355,18 @@ actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int
   size_t dir = request->working_directory ? strlen(request->working_directory) + 1 : 0;
   size_t size = sizeof(actiond_armed) + (argc + envc + 2) * sizeof(char *) +
                 request->group_count * sizeof(uint32_t) + chars + dir;
-  actiond_armed *a = calloc(1, size);
-  if (a == NULL) {
+  size_t page = 4096;
+  size_t map_size = (size + page - 1) / page * page + child_stack_size;
+  // Untouched pages cost nothing (MAP_NORESERVE); the mapping starts zeroed.
+  void *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                   -1, 0);
+  if (map == MAP_FAILED) {
     *child_errno = errno;
-    *failed_step = "malloc";
+    *failed_step = "mmap";
     return NULL;
   }
+  actiond_armed *a = map;
+  a->map_size = map_size;
   char **slots = (char **)(a + 1);
   uint32_t *groups = (uint32_t *)(slots + argc + envc + 2);
   char *text = (char *)(groups + request->group_count);
@@ -379,21 +385,12 @@ actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int
   if (pipe2(go, O_CLOEXEC) != 0) {
     *child_errno = errno;
     *failed_step = step_name(STEP_PIPE);
-    free(a);
+    munmap(map, map_size);
     return NULL;
   }
   a->go_fd = go[1];
   a->child_go_fd = go[0];
-  a->stack = child_stack();
-  if (a->stack == NULL) {
-    *child_errno = errno;
-    *failed_step = "mmap";
-    close(go[0]);
-    close(go[1]);
-    free(a);
-    return NULL;
-  }
-  *pid = clone_blocked(armed_child, a->stack, CLONE_VM | SIGCHLD, a);
+  *pid = clone_blocked(armed_child, (char *)map + map_size, CLONE_VM | SIGCHLD, a);
   int clone_errno = errno;
   // The child has its own copy of the read end (a new fd table, not shared).
   close(go[0]);
@@ -401,8 +398,7 @@ actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int
     *child_errno = clone_errno;
     *failed_step = step_name(STEP_CLONE);
     close(go[1]);
-    munmap(a->stack, child_stack_size);
-    free(a);
+    munmap(map, map_size);
     return NULL;
   }
   return a;
@@ -431,7 +427,6 @@ int actiond_armed_release(actiond_armed *armed, int *child_errno, const char **f
     *failed_step = step_name(armed->result.result_step);
   }
   if (armed->go_fd >= 0) close(armed->go_fd);
-  munmap(armed->stack, child_stack_size);
-  free(armed);
+  munmap(armed, armed->map_size);
   return failed;
 }

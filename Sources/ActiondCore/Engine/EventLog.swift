@@ -18,66 +18,66 @@ public struct EventLogLine: Hashable, Sendable {
   /// The log line of `event`. Presses and releases are `info` (a busy button must not
   /// flood `notice`), what changes the world (`performed`, `assigned`, devices) is
   /// `notice`, and failures are `warning`.
+  /// The level `event` is logged at, without building its line: announcements below the
+  /// log's level cost nothing but this.
+  public static func level(of event: Event) -> LogLevel {
+    switch event {
+    case .pressed, .released, .held, .performing, .cancelled: .info
+    case .performed, .busy, .assigned, .deviceAdded, .deviceRemoved: .notice
+    case .failed: .warning
+    case .state(let control, _): control.available ? .info : .warning
+    case .configReloaded(let applied, _): applied ? .notice : .error
+    }
+  }
+
   public init(_ event: Event) {
     self.event = event.name.rawValue
+    level = EventLogLine.level(of: event)
     switch event {
     case .pressed(let button, let kind, let hint, _, let threshold):
-      level = .info
       message = "button \(button) pressed: \(hint ?? "nothing assigned")"
       fields = [("button", button), ("kind", kind ?? ""), ("threshold_ms", String(threshold.milliseconds))]
     case .released(let button, let kind, let hint, _, let duration):
-      level = .info
       message = "button \(button) short press (\(duration.milliseconds) ms): \(hint ?? "nothing assigned")"
       fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
     case .held(let button, let kind, _):
-      level = .info
       message = "button \(button) held\(kind.map { ": performing \($0)" } ?? ", but nothing is assigned")"
       fields = [("button", button), ("kind", kind ?? "")]
     case .performing(let kind, let button, let source, let value):
-      level = .info
       let target = value.map { $0 ? " (turning on)" : " (turning off)" } ?? ""
       message = "performing \(kind)\(target)\(button.map { " for button \($0)" } ?? " from \(source.rawValue)")"
       fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue)]
     case .performed(let button, let source, let control):
-      level = .notice
       message = "\(control.displayName): \(control.valueText ?? "done")"
       fields = [
         ("kind", control.kind), ("button", button ?? ""), ("source", source.rawValue),
         ("value", control.value.map { $0 ? "on" : "off" } ?? ""),
       ]
     case .failed(let kind, let button, let source, let error):
-      level = .warning
       message = "\(kind) failed: \(error.message)"
       fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("code", error.code.rawValue)]
     case .busy(let kind, let button, _):
-      level = .notice
       message = "\(kind) is still performing: hold\(button.map { " on \($0)" } ?? "") ignored, not queued"
       fields = [("kind", kind), ("button", button ?? "")]
     case .cancelled(let button, let kind, let reason):
-      level = .info
       message = "button \(button) press cancelled (\(reason))"
       fields = [("button", button), ("kind", kind ?? ""), ("reason", reason)]
     case .state(let control, _):
-      level = control.available ? .info : .warning
       let shown = control.available ? control.valueText ?? "" : "unavailable (\(control.reason ?? "unknown"))"
       message = "\(control.displayName) is \(shown); hint \"\(control.hint)\""
       fields = [("kind", control.kind), ("value", control.value.map { $0 ? "on" : "off" } ?? "")]
     case .assigned(let button, let control):
-      level = .notice
       message = "button \(button) is assigned \(control.map { "\($0.displayName) (\($0.kind))" } ?? "nothing")"
       fields = [("button", button), ("kind", control?.kind ?? "")]
     case .deviceAdded(let device):
-      level = .notice
       let grabbed = device.grabbed ? ", grabbed" : ""
       message =
         "device \(device.devnode) \"\(device.name)\" bound for \(device.buttons.joined(separator: ", "))\(grabbed)"
       fields = [("devnode", device.devnode), ("name", device.name), ("buttons", device.buttons.joined(separator: ","))]
     case .deviceRemoved(let device, let reason):
-      level = .notice
       message = "device \(device.devnode) \"\(device.name)\" unbound\(reason.map { " (\($0))" } ?? "")"
       fields = [("devnode", device.devnode), ("name", device.name), ("reason", reason ?? "")]
     case .configReloaded(let applied, let problems):
-      level = applied ? .notice : .error
       message =
         applied
         ? "configuration reloaded"

@@ -42,6 +42,10 @@ public final class Daemon {
   private let runner: ProcessRunner
   private let input: InputManager
   private var timer: TimerID?
+  /// Buttons pressed now whose command is prepared a little later (see `anticipate`).
+  private var pendingPreparations: [String: TimerID] = [:]
+  /// How long after a key-down its hold's command is prepared.
+  static let preparationDelay = TimeSpan.milliseconds(20)
   /// Devices currently bound, by devnode, as announced.
   private var devices: [String: DeviceSnapshot] = [:]
   /// Button index → devnode of the device serving it.
@@ -310,8 +314,8 @@ public final class Daemon {
 
 extension Daemon: ControlEngineOutput {
   public func announce(_ event: Event) {
-    let line = EventLogLine(event)
-    if line.level >= logger.minimumLevel {
+    if EventLogLine.level(of: event) >= logger.minimumLevel {
+      let line = EventLogLine(event)
       logger.sink.write(
         LogRecord(
           level: line.level, message: line.message, event: line.event,
@@ -386,12 +390,20 @@ extension Daemon: ControlEngineOutput {
   }
 
   public func anticipate(_ job: ControlEngine.PerformJob?, button: String) {
+    if let timer = pendingPreparations.removeValue(forKey: button) { loop.cancel(timer) }
     // Only an exec intent has something to prepare: its process, up to the exec.
     guard let job, case .exec(let spec) = job.intent else {
       runner.disarm(slot: button)
       return
     }
-    runner.arm(processRequest(spec, extra: job.environment), slot: button)
+    let request = processRequest(spec, extra: job.environment)
+    // Not at once: the key-down's `pressed` reaches subscribers first (on one CPU the
+    // preparation would run before them), and a quick tap never costs a process. The
+    // threshold is at least 100 ms, so the hold still finds the command prepared.
+    pendingPreparations[button] = loop.schedule(at: loop.now() + Daemon.preparationDelay) { [unowned self] _ in
+      self.pendingPreparations[button] = nil
+      self.runner.arm(request, slot: button)
+    }
   }
 
   public func readValue(_ job: ControlEngine.ValueReadJob) {
