@@ -344,7 +344,14 @@ extension Daemon: ControlEngineOutput {
   public func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      // A hold's command was prepared at the key-down (`anticipate`): the button's slot.
+      if job.button != nil, server.subscriberCount > 0 {
+        // `held` and `performing` were just written to the subscribers. On one CPU the
+        // command's exec would compete with them and often win, so the announcement
+        // would arrive after the command started: let them read first. That costs the
+        // command one reader's turn on a single CPU and nothing on several.
+        _ = sched_yield()
+      }
+      // A hold's command was prepared during the press (`anticipate`): the button's slot.
       run(spec, extra: job.environment, tag: job.kind, slot: job.button) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
@@ -396,13 +403,12 @@ extension Daemon: ControlEngineOutput {
       runner.disarm(slot: button)
       return
     }
-    let request = processRequest(spec, extra: job.environment)
     // Not at once: the key-down's `pressed` reaches subscribers first (on one CPU the
     // preparation would run before them), and a quick tap never costs a process. The
     // threshold is at least 100 ms, so the hold still finds the command prepared.
     pendingPreparations[button] = loop.schedule(at: loop.now() + Daemon.preparationDelay) { [unowned self] _ in
       self.pendingPreparations[button] = nil
-      self.runner.arm(request, slot: button)
+      self.runner.arm(self.processRequest(spec, extra: job.environment), slot: button)
     }
   }
 
