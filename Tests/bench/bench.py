@@ -408,8 +408,9 @@ def held_note(together):
     text = (f", and in {together['together']} of {together['of']} it read `held` in the same read() as the "
             "`performing` the daemon writes right after it")
     if together["together"] * 2 >= together["of"]:
-        text += (": with one vCPU the subscriber mostly runs only once the daemon blocks, which it first does "
-                 "inside the intent's start (clone, then waiting for the exec)")
+        text += (": with one vCPU the subscriber runs only once the daemon blocks or yields, and the daemon "
+                 "yields the CPU once after writing both, before it lets the prepared command exec, so the "
+                 "command's exec does not run ahead of the subscriber")
     return text + "."
 
 

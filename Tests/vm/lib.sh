@@ -81,6 +81,15 @@ count_lines() {
   grep -cE -- "$2" "$1" 2>/dev/null || true
 }
 
+# wait_count FILE PATTERN N TIMEOUT_MS: until N lines of FILE match PATTERN.
+wait_count() {
+  _deadline=$(($(now_ms) + $4))
+  while [ "$(count_lines "$1" "$2")" -lt "$3" ]; do
+    [ "$(now_ms)" -lt "$_deadline" ] || { cat "$1"; fail "fewer than $3 lines matching /$2/ in $1 after $4 ms"; }
+    usleep 20000
+  done
+}
+
 # expect_count FILE PATTERN N: exactly N lines of FILE match PATTERN.
 expect_count() {
   _n=$(count_lines "$1" "$2")

@@ -5,15 +5,6 @@
 . "$VM_LIB"
 need_bin actiond-input-probe actiond-testdev
 
-# wait_count FILE PATTERN N TIMEOUT_MS: until N lines of FILE match PATTERN.
-wait_count() {
-  _deadline=$(($(now_ms) + $4))
-  while [ "$(count_lines "$1" "$2")" -lt "$3" ]; do
-    [ "$(now_ms)" -lt "$_deadline" ] || { cat "$1"; fail "fewer than $3 lines matching /$2/ in $1 after $4 ms"; }
-    usleep 20000
-  done
-}
-
 cat >cfg.json <<'EOF'
 { buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "gpio-keys" }, grab: true } ] }
 EOF
