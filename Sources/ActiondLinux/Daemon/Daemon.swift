@@ -314,6 +314,20 @@ public final class Daemon {
 
 extension Daemon: ControlEngineOutput {
   public func announce(_ event: Event) {
+    // Subscribers first: they wait for `pressed` and `held` with a person's finger on
+    // the key, the log does not.
+    server?.broadcast(event)
+    switch event {
+    case .pressed, .held:
+      if let server, server.subscriberCount > 0 {
+        // On one CPU a woken subscriber runs only once the daemon blocks, and the
+        // daemon has more to do in this turn (the log line, the hold's perform and
+        // the command's exec, the next timer): let the subscribers read the
+        // announcement first. On several CPUs this costs one system call.
+        _ = sched_yield()
+      }
+    default: break
+    }
     if EventLogLine.level(of: event) >= logger.minimumLevel {
       let line = EventLogLine(event)
       logger.sink.write(
@@ -321,7 +335,6 @@ extension Daemon: ControlEngineOutput {
           level: line.level, message: line.message, event: line.event,
           fields: line.fields.filter { !$0.value.isEmpty }.map { LogField($0.key, $0.value) }))
     }
-    server?.broadcast(event)
   }
 
   public func log(_ level: LogLevel, _ message: String) {
@@ -344,13 +357,6 @@ extension Daemon: ControlEngineOutput {
   public func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      if job.button != nil, server.subscriberCount > 0 {
-        // `held` and `performing` were just written to the subscribers. On one CPU the
-        // command's exec would compete with them and often win, so the announcement
-        // would arrive after the command started: let them read first. That costs the
-        // command one reader's turn on a single CPU and nothing on several.
-        _ = sched_yield()
-      }
       // A hold's command was prepared during the press (`anticipate`): the button's slot.
       run(spec, extra: job.environment, tag: job.kind, slot: job.button) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome

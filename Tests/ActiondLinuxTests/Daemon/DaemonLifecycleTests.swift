@@ -75,7 +75,8 @@ import Testing
       if case .configReloaded = $0 { return true } else { return false }
     }
     #expect(applied == .configReloaded(applied: true, problems: []))
-    #expect(h.log.contains("event=config-reloaded applied=1"))
+    // Subscribers hear announcements before the log gets them.
+    try h.waitForLog("event=config-reloaded applied=1")
     #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.displayName == "Focus")
 
     // A broken file: every problem is logged and announced; the running one stays.
@@ -95,8 +96,7 @@ import Testing
     #expect(problems.contains { $0.contains("intent.type") })
     #expect(problems.contains { $0.contains("assignments.action") })
     #expect(occurrences(of: "event=config-problem", in: h.log) == 2)
-    #expect(
-      h.log.contains("configuration rejected, the running one stays (2 problems) event=config-reloaded applied=0"))
+    try h.waitForLog("configuration rejected, the running one stays (2 problems) event=config-reloaded applied=0")
     #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.displayName == "Focus")
     #expect(try h.request(c, #""request":"perform","button":"action""#).control?.value == true)
   }

@@ -52,9 +52,9 @@ import Testing
     #expect(try h.request(c, #""request":"perform","button":"action""#).control?.valueText == "Running")
     #expect(try hint() == "Hold to Stop")
     // Every announcement is also a log line, with its hint or result.
-    #expect(h.log.contains("button action pressed: Hold to Start event=pressed"))
-    #expect(h.log.contains("button action short press (0 ms): Hold to Start event=released"))
-    #expect(h.log.contains("Work Timer: Running event=performed kind=org.actiond.example.work-timer"))
+    try h.waitForLog("button action pressed: Hold to Start event=pressed")
+    try h.waitForLog("button action short press (0 ms): Hold to Start event=released")
+    try h.waitForLog("Work Timer: Running event=performed kind=org.actiond.example.work-timer")
 
     // Run Script: unconfigured until `path` is given, then runs it with the contract.
     #expect(
