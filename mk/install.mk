@@ -26,10 +26,12 @@ BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 # Helper programs the example controls run (examples/bin), where their argv names them.
 HELPERDIR ?= $(PREFIX)/lib/actiond
 
-APT_PACKAGES += lowdown man-db groff-base qemu-system-x86 busybox-static cpio gzip kmod xz-utils
+APT_PACKAGES += lowdown man-db groff-base qemu-system-x86 busybox-static cpio gzip kmod xz-utils libstdc++-12-dev
 TEST_TIERS += test-install test-man test-static
 
-RELEASE_FLAGS := -c release --static-swift-stdlib
+# The C++ runtime is linked in too (mk/static-libstdc++/libstdc++.so says why): one search
+# directory ahead of the compiler's, so the binaries need neither libswiftCore nor libstdc++.
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(CURDIR)/mk/static-libstdc++
 MAN_SOURCES := $(wildcard docs/man/*.md)
 MAN_PAGES := $(patsubst docs/man/%.md,.build/man/%,$(MAN_SOURCES))
 # Guides installed next to the examples (those that exist: several areas write them).

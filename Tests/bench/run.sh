@@ -14,10 +14,12 @@ mkdir -p "$out"
 start=$(date +%s)
 
 # The VM gets the release build the install target ships (Swift runtime linked in).
-swift build -c release --static-swift-stdlib --product actiond
-swift build -c release --static-swift-stdlib --product actionctl
+# Linked like `make release` (RELEASE_FLAGS in mk/install.mk): Swift and C++ runtimes in.
+release=(-c release --static-swift-stdlib -Xlinker "-L$repo/mk/static-libstdc++")
+swift build "${release[@]}" --product actiond
+swift build "${release[@]}" --product actionctl
 swift build -c release --product actiond-bench
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+bin=$(swift build "${release[@]}" --show-bin-path)
 cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
 
 python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
