@@ -645,7 +645,7 @@ METHOD = [
     "- The limits are a minimal C reactor (`benchtool reactor`: epoll on the evdev fd, one timerfd, "
     "posix_spawn, a subscriber over a socketpair), the timerfd overshoot alone, and posix_spawn alone.",
     "- triggerhappy is Debian's package unpacked into the VM, running the command on the key's press "
-    "(`KEY_PROG1 1 …`; thd forks and runs it with system(3), i.e. through /bin/sh, busybox's in the guest); it has no holds, so its figure starts at the key-down.",
+    "(`KEY_PROG1 1 …`; thd runs it with system(3), i.e. through /bin/sh, which is Debian's dash as on a Debian system (the guest's own /bin/sh, busybox, is swapped for it while thd runs)); it has no holds, so its figure starts at the key-down.",
     "- The python-evdev script (Tests/vm/bench/hold.py) runs on the host's python3 and python3-evdev, "
     "shared read-only into the guest over 9p.",
     "- Idle wakeups are the daemon's voluntary + involuntary context switches over the idle window with "

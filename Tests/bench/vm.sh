@@ -20,7 +20,8 @@ rm -rf "$out" && mkdir -p "$out"
 kver=$(cat "$cache/kernel/version")
 kroot=$(realpath "$cache/kernel/root")
 
-# triggerhappy: Debian's package, unpacked (never installed on the host).
+# triggerhappy: Debian's package, unpacked (never installed on the host). Its commands run
+# through /bin/sh, which on Debian is dash: the host's (Debian's) dash goes in too.
 thd="$cache/triggerhappy/root/usr/sbin/thd"
 if [[ ! -x $thd ]]; then
   rm -rf "$cache/triggerhappy" && mkdir -p "$cache/triggerhappy"
@@ -36,7 +37,7 @@ done
 rules=()
 for r in "$repo"/udev-rules/*.rules; do rules+=(--rules "$r"); done
 "$vmdir/mkinitramfs.sh" --cache "$cache" --out "$out/base.cpio" --bin "$bin/actiond" --bin "$bin/actionctl" \
-  --bin "$tool" --bin "$thd" "${rules[@]}" "${scenarios[@]}"
+  --bin "$tool" --bin "$thd" --bin /usr/bin/dash "${rules[@]}" "${scenarios[@]}"
 
 # A second archive the kernel unpacks over the first: the 9p modules, the settings, the
 # bench helpers and the python script.

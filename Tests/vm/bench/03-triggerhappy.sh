@@ -6,6 +6,11 @@ need_bin thd
 
 bdev_start actiond-bench-thd
 printf 'KEY_PROG1\t1\t%s record thd %s\n' "$BENCHTOOL" "$WORK/thd-rec.log" >triggers.conf
+# thd runs a trigger's command with system(3), i.e. `/bin/sh -c`. On Debian that is dash;
+# this VM's /bin/sh is the busybox shell, so point it at Debian's dash while thd runs.
+need_bin dash
+sh_was=$(readlink /bin/sh)
+ln -sf /usr/local/bin/dash /bin/sh
 spawn thd.out thd --triggers "$WORK/triggers.conf" "$BDEV_NODE"
 THD_PID=$SPAWN_PID
 sleep 1
@@ -16,4 +21,5 @@ bdev_cmd "press $BENCH_N 30 70"
 sleep 1
 memory presses "$THD_PID" >>mem.log
 kill -TERM "$THD_PID"
+ln -sf "$sh_was" /bin/sh
 bdev_stop
