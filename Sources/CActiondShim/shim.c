@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +50,8 @@ size_t actiond_cmsg_len(size_t length) { return CMSG_LEN(length); }
 
 int actiond_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
+int actiond_set_timer_slack(unsigned long nanoseconds) { return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0); }
+
 // MARK: spawning
 //
 // Both ways of starting a command clone a child that shares the daemon's memory
@@ -70,7 +73,11 @@ int actiond_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0);
 #define PR_SET_PDEATHSIG 1
 #endif
 
+#if defined(__clang__)
 #define CHILD static __attribute__((no_builtin)) __attribute__((no_stack_protector))
+#else  // GCC (the arm64 tier's cross build of Tests/vm/arm64/spawntest.c)
+#define CHILD static __attribute__((optimize("no-tree-loop-distribute-patterns"))) __attribute__((no_stack_protector))
+#endif
 
 /// A system call that returns -errno on failure and touches no memory of its own.
 CHILD long child_syscall(long n, long a, long b, long c, long d, long e, long f) {

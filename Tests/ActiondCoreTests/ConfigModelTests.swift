@@ -410,7 +410,8 @@ private func instance(
     let i = try ControlInstance(definition: flashlight, configuration: ["level": ParameterValue.integer(4)])
     let s = ControlPresentation(definition: flashlight, instance: i, value: .unknown).snapshot()
     #expect(s.configured == false)
-    #expect(s.reason == "choose led")
+    #expect(s.available == false, "it cannot be performed until configured")
+    #expect(s.reason == "Configure Flashlight: choose led")
     #expect(s.configuration == ["level": 4])
     #expect(s.hint == "Configure Flashlight: choose led")
   }

@@ -671,24 +671,10 @@ public final class ControlEngine {
   }
 
   private func snapshot(_ instance: ControlInstance, _ definition: ControlDefinition) -> ControlSnapshot {
-    let value = value(of: instance, definition)
-    let p = ControlPresentation(definition: definition, instance: instance, value: value)
-    // Why it cannot be performed right now, if anything stands in the way.
-    var reason: String?
-    if !instance.isConfigured {
-      reason = p.hint
-    } else if case .unavailable(let r) = value, definition.type == .toggle {
-      reason = r
-    } else if case .provider = definition.intent, !connectedProviders.contains(definition.kind) {
-      reason = "no provider application is connected"
-    }
-    return ControlSnapshot(
-      kind: definition.kind, displayName: definition.displayName,
-      type: definition.type == .toggle ? .toggle : .button,
-      configuration: instance.configurationJSON, value: definition.type == .toggle ? value.isOn : nil,
-      valueText: p.valueText, symbol: p.symbol, tint: p.tint, hint: p.hint, configured: instance.isConfigured,
-      available: reason == nil,
-      performing: inFlight[instance.id] != nil, reason: reason)
+    var providerMissing = false
+    if case .provider = definition.intent { providerMissing = !connectedProviders.contains(definition.kind) }
+    return ControlPresentation(definition: definition, instance: instance, value: value(of: instance, definition))
+      .snapshot(performing: inFlight[instance.id] != nil, providerMissing: providerMissing)
   }
 
   /// The hint a short press on `button` announces.

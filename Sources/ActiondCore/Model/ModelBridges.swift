@@ -3,21 +3,23 @@
 
 extension ControlPresentation {
   /// The wire picture of this presentation (`list`, `status`, `get` answers and events).
-  /// `value` is null unless on or off; `reason` says why a toggle is unavailable or what an
-  /// unconfigured instance is missing.
-  public func snapshot(performing: Bool = false) -> ControlSnapshot {
+  /// `value` is null unless on or off. `reason` says why it cannot be performed right now
+  /// (then `available` is false): a missing required configuration (the hint that asks
+  /// for it), a toggle whose value is unavailable, or, with `providerMissing`, a provider
+  /// intent whose application is not connected. `performing`: its intent is running.
+  public func snapshot(performing: Bool = false, providerMissing: Bool = false) -> ControlSnapshot {
     var reason: String?
     if !missing.isEmpty {
-      reason = "choose " + ControlPresentation.listing(missing)
-    } else if case .unavailable(let r) = value {
+      reason = hint
+    } else if case .unavailable(let r) = value, type == .toggle {
       reason = r
+    } else if providerMissing {
+      reason = "no provider application is connected"
     }
-    var available = true
-    if case .unavailable = value { available = false }
     return ControlSnapshot(
       kind: kind, displayName: displayName, type: type == .toggle ? .toggle : .button,
       configuration: configuration, value: type == .toggle ? value.isOn : nil, valueText: valueText, symbol: symbol,
-      tint: tint, hint: hint, configured: missing.isEmpty, available: available, performing: performing,
+      tint: tint, hint: hint, configured: missing.isEmpty, available: reason == nil, performing: performing,
       reason: reason)
   }
 }

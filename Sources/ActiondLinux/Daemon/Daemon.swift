@@ -1,4 +1,5 @@
 import ActiondCore
+import CActiondShim
 import Glibc
 
 /// The running daemon: wires the pure `ControlEngine` to the Linux world on one epoll
@@ -106,6 +107,10 @@ public final class Daemon {
     try loop.onSignal(SIGHUP) { [unowned self] _ in self.reloadConfiguration() }
     // A client vanishing mid-write must not kill the daemon.
     signal(SIGPIPE, SIG_IGN)
+    // The hold deadline is the one timer that matters, and the kernel may fire a timer up
+    // to the timer slack late (50 µs by default) to batch wake-ups. The daemon has no
+    // periodic timers to batch: ask for the smallest slack.
+    if actiond_set_timer_slack(1) != 0 { logger.debug("PR_SET_TIMERSLACK failed: \(Errno.current)") }
     do {
       try server.start()
     } catch {

@@ -64,6 +64,9 @@ size_t actiond_cmsg_len(size_t length);
 /// pidfd_open(2) (no glibc wrapper on Debian 12's headers for Swift). -1 with errno set.
 int actiond_pidfd_open(pid_t pid);
 
+/// prctl(PR_SET_TIMERSLACK) (prctl is variadic, which Swift cannot call). 0 or -1 with errno.
+int actiond_set_timer_slack(unsigned long nanoseconds);
+
 /// What the child of `actiond_spawn` does between fork and exec.
 typedef struct actiond_spawn_request {
   /// NULL-terminated argv; argv[0] is the program (a path, or a name looked up in

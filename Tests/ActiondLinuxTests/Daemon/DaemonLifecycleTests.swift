@@ -173,6 +173,14 @@ import Testing
 
   /// SIGTERM: a running intent is terminated, subscribers are told, the state is flushed,
   /// the socket file is removed, exit status 0.
+  @Test func theHoldDeadlineTimerGetsTheSmallestTimerSlack() throws {
+    let h = try DaemonHarness(controls: Self.timers)
+    try h.start()
+    // The kernel may fire a timer up to the slack late; the default is 50 µs.
+    #expect(readFile("/proc/\(h.pid)/timerslack_ns")?.split(separator: "\n").first == "1")
+    #expect(try h.stop() == 0)
+  }
+
   @Test func sigtermShutsDownCleanly() throws {
     let h = try DaemonHarness()
     let pidFile = h.directory.file("pid")
