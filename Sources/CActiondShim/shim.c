@@ -315,16 +315,30 @@ static const char actiond_stop = 's';
 
 CHILD int armed_child(void *arg) {
   actiond_armed *a = (actiond_armed *)arg;
+  // Keep the go pipe out of the way of stdin/stdout/stderr (>= 3), then prepare.
+  long go = SYS3(SYS_fcntl, a->child_go_fd, F_DUPFD_CLOEXEC, 3);
+  if (go < 0) child_fail(&a->result, STEP_DUP, go);
   child_prepare(&a->request, &a->result);
-  // Die with the daemon while waiting: otherwise a waiting child would outlive a
-  // crashed daemon (the go pipe's other end is also held by armed siblings, so EOF
-  // alone cannot be relied on). Set after setresuid, which would clear it.
-  long rc = SYS2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+  // This child may wait for a long time (the whole press): it must not keep the daemon's
+  // files open meanwhile (a closed client connection would not reach its peer, a removed
+  // device would stay referenced). Keep 0-2 and the go pipe as 3, close everything else.
+  long rc;
+  if (go != 3) {
+    if ((rc = SYS3(SYS_dup3, go, 3, O_CLOEXEC)) < 0) child_fail(&a->result, STEP_DUP, rc);
+    go = 3;
+  }
+  if (SYS3(SYS_close_range, 4U, ~0U, 0) != 0) {
+    for (int fd = 4; fd < 65536; fd++) (void)SYS1(SYS_close, fd);
+  }
+  // Die with the daemon while waiting: otherwise a waiting child would outlive a crashed
+  // daemon (a sibling cloned at the same moment may still hold the go pipe's other end,
+  // so EOF alone cannot be relied on). Set after setresuid, which would clear it.
+  rc = SYS2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
   if (rc < 0) child_fail(&a->result, STEP_PRCTL, rc);
   if (SYS0(SYS_getppid) != a->parent) SYS1(SYS_exit, 0);
   char byte = 0;
   do {
-    rc = SYS3(SYS_read, a->child_go_fd, &byte, 1);
+    rc = SYS3(SYS_read, go, &byte, 1);
   } while (rc == -EINTR);
   if (rc != 1 || byte != actiond_go) SYS1(SYS_exit, 0);
   // The command must not die with the daemon (a restart keeps it running, as for a

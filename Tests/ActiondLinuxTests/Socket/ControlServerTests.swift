@@ -102,7 +102,7 @@ import Testing
     #expect(c.messages == [.error(id: nil, ProtocolError(.tooManyClients, "actiond serves at most 2 clients"))])
     #expect(h.server.clientCount == 2 && !a.eof && !b.eof)
     // A freed slot is usable again.
-    Syscall.close(dup2(open("/dev/null", O_RDONLY), a.fd))  // replaces a's socket: the peer sees it close
+    replaceWithDevNull(a.fd)  // replaces a's socket: the peer sees it close
     try h.pump([b]) { h.server.clientCount == 1 }
     let d = try h.connect()
     guard case .hello? = d.messages.first else {
@@ -226,7 +226,7 @@ import Testing
     try h.pump([gone]) { h.handler.heldPerforms.count == 2 }
     let responder = h.handler.heldPerforms[1]
     #expect(responder.isClientConnected)
-    Syscall.close(dup2(open("/dev/null", O_RDONLY), gone.fd))
+    replaceWithDevNull(gone.fd)
     try h.pump { h.handler.disconnected.count == 1 }
     #expect(!responder.isClientConnected)
     responder.fail(ProtocolError(.failed, "nobody is listening"))  // harmless
@@ -317,7 +317,7 @@ import Testing
     #expect(outcomes["disconnect"] == nil)
 
     // The provider vanishes: its pending request completes, the handler hears of it.
-    Syscall.close(dup2(open("/dev/null", O_RDONLY), p.fd))
+    replaceWithDevNull(p.fd)
     try h.pump { outcomes["disconnect"] != nil }
     #expect(outcomes["disconnect"] == .disconnected)
     #expect(h.handler.providers.isEmpty)

@@ -270,3 +270,13 @@ func builtExecutablePath(_ name: String) throws -> String {
   }
   throw Errno.notFound
 }
+
+/// Closes the socket behind `fd` (its peer sees it close) while keeping the number `fd`
+/// taken, by /dev/null, so the owner's later close cannot hit a descriptor that another
+/// test opened in the meantime (tests run in parallel in one process).
+func replaceWithDevNull(_ fd: Int32) {
+  let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+  precondition(null >= 0, "cannot open /dev/null")
+  _ = dup2(null, fd)
+  Syscall.close(null)
+}

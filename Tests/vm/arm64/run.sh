@@ -39,6 +39,10 @@ install -m 0755 "$here/init" "$root/init"
 # The daemon's spawn code (raw system calls in inline assembly, one version per
 # architecture) built for arm64 with its checks: Tests/vm/arm64/spawntest.c.
 mkdir -p "$root/usr/local/bin"
+# The same checks natively first (x86_64 here): both syscall paths are then exercised.
+cc -O2 -Wall -Wextra -Werror -static -I "$top/Sources/CActiondShim/include" -o "$work/spawntest" \
+  "$here/spawntest.c" "$top/Sources/CActiondShim/shim.c"
+"$work/spawntest" || die "the spawn code's checks failed on this host"
 aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -I "$top/Sources/CActiondShim/include" \
   -o "$root/usr/local/bin/spawntest" "$here/spawntest.c" "$top/Sources/CActiondShim/shim.c"
 install -D -m 0644 "$top/udev-rules/70-actiond.rules" "$root/usr/local/lib/udev/rules.d/70-actiond.rules"

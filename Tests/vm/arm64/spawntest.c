@@ -9,6 +9,7 @@
 #define _GNU_SOURCE 1
 #include "actiond_shim.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -117,6 +118,15 @@ int main(void) {
   if (f == NULL || fgets(comm, sizeof comm, f) == NULL) fail("comm");
   fclose(f);
   if (strcmp(comm, "spawntest\n") != 0) fail("the armed child exec'ed before it was fired");
+  // While it waits it holds stdin, stdout, stderr and its go pipe, nothing of ours.
+  char fd_dir[64];
+  snprintf(fd_dir, sizeof fd_dir, "/proc/%d/fd", armed_pid);
+  DIR *fds = opendir(fd_dir);
+  if (fds == NULL) fail("opendir /proc/PID/fd");
+  int held = 0;
+  for (struct dirent *e; (e = readdir(fds)) != NULL;) held += e->d_name[0] != '.';
+  closedir(fds);
+  if (held != 4) fail("the waiting child holds other descriptors than 0-3");
   if (actiond_armed_fire(armed) != 0) fail("fire");
   slurp(p[0], out, sizeof out);
   close(p[0]);
@@ -125,7 +135,7 @@ int main(void) {
   snprintf(want, sizeof want, "X=1 pgid=%d pid=%d\n", armed_pid, armed_pid);
   if (strncmp(out, want, strlen(want)) != 0) fail(out);
   if (strstr(out, expected_signals) == NULL || strcmp(out + strlen(out) - 2, "4\n") != 0) fail(out);
-  ok("actiond_arm + fire: waited, then the same environment, group, signals, descriptors");
+  ok("actiond_arm + fire: waited holding only 0-3, then the same environment, group, signals, descriptors");
 
   // Discarded: exits 0 and never runs the command.
   char *touch_argv[] = {"/bin/touch", "/tmp/spawntest-ran", NULL};

@@ -46,6 +46,9 @@ dev_cmd a "down KEY_PROG1" "sleep 200ms"
 prepared=$(children "$DAEMON_PID")
 [ "$(echo "$prepared" | wc -w)" = 1 ] || fail "expected one prepared child during the press, got '$prepared'"
 [ "$(cat "/proc/$prepared/comm")" = actiond ] || fail "the prepared child has exec'ed: $(cat "/proc/$prepared/comm")"
+# It holds stdin, stdout, stderr and the pipe it waits on: none of the daemon's sockets or devices.
+held=$(ls "/proc/$prepared/fd" | wc -l)
+[ "$held" = 4 ] || fail "the prepared child holds $held descriptors: $(ls -l "/proc/$prepared/fd")"
 [ ! -e ran.log ] || fail "the command ran during the press: $(cat ran.log)"
 dev_cmd a "up KEY_PROG1"
 wait_for_event watch.log released
