@@ -432,8 +432,8 @@ def notes(vmr):
                 f"the posix_spawn floor, {'+' if a >= reactor else '−'}{ms(abs(a - reactor))} ms against the C "
                 "reactor, which calls posix_spawn at the deadline. actiond prepares the command's process 20 ms "
                 "after the key-down (`actiond_arm` in Sources/CActiondShim/shim.c: clone(CLONE_VM) without "
-                "CLONE_VFORK; the child sets its process group, resets signals, opens /dev/null, marks "
-                "descriptors close-on-exec, changes user, then waits on a pipe), so at the deadline the daemon "
+                "CLONE_VFORK; the child sets its process group, resets signals, opens /dev/null, closes "
+                "every other descriptor, changes user, then waits on a pipe), so at the deadline the daemon "
                 "only writes one byte and the child execs; what is left is the timer's wake-up, draining the "
                 "device, the announcements and the exec itself.")
         fork = p("fork", "p50")
