@@ -92,13 +92,11 @@ public final class ProcessRunner: ProcessRunning {
   public func arm(_ request: ProcessRequest, slot: String) {
     disarm(slot: slot)
     guard case .success(let spawned) = spawn(request, armed: true), let handle = spawned.armed else { return }
-    let child = ArmedChild(
-      request: request, handle: handle, pid: spawned.pid, pidfd: spawned.pidfd, stdoutFD: spawned.stdoutFD,
-      stderrFD: spawned.stderrFD)
+    let child = ArmedChild(request: request, process: spawned, handle: handle)
     do {
       // An armed child exits on its own only when its preparation failed (or it was
       // killed): forget it then, so the run spawns afresh and reports why.
-      child.pidWatch = try loop.register(fd: child.pidfd, interest: .readable) { [weak self] _ in
+      child.pidWatch = try loop.register(fd: child.process.pidfd, interest: .readable) { [weak self] _ in
         self?.armedChildExited(child)
       }
     } catch {
@@ -133,15 +131,6 @@ public final class ProcessRunner: ProcessRunning {
 
   // MARK: Spawning
 
-  private struct Spawned {
-    var pid: Int32
-    var pidfd: Int32
-    var stdoutFD: Int32
-    var stderrFD: Int32
-    /// Set for a child started by `actiond_arm`: freed once it is reaped.
-    var armed: OpaquePointer?
-  }
-
   /// Lets an armed child exec when it was prepared for exactly `request`; otherwise
   /// discards it and spawns `request` the usual way.
   private func fire(_ child: ArmedChild, for request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
@@ -154,10 +143,7 @@ public final class ProcessRunner: ProcessRunning {
     if let watch = child.pidWatch { loop.unregister(watch) }
     child.pidWatch = nil
     preparedRunCount += 1
-    return .success(
-      Spawned(
-        pid: child.pid, pidfd: child.pidfd, stdoutFD: child.stdoutFD, stderrFD: child.stderrFD,
-        armed: child.handle))
+    return .success(child.process)
   }
 
   /// Tells an armed child to exit; its memory and fds are released once it is reaped.
@@ -230,10 +216,9 @@ public final class ProcessRunner: ProcessRunning {
       }
     }
     if pid < 0 {
-      var step = failedStep.map { String(cString: $0) } ?? "spawn"
-      if step == "execve" { step += " \(request.argv[0])" }
-      if step == "chdir", let directory = request.workingDirectory { step += " \(directory)" }
-      return fail(step, Errno(childErrno))
+      Syscall.close(out.read)
+      Syscall.close(err.read)
+      return .failure(childFailure(failedStep, childErrno, request))
     }
     /// A started child that cannot be watched is killed and reaped at once.
     func abandon(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
@@ -329,11 +314,7 @@ public final class ProcessRunner: ProcessRunning {
       var childErrno: Int32 = 0
       var failedStep: UnsafePointer<CChar>?
       if actiond_armed_release(armed, &childErrno, &failedStep) != 0 {
-        var step = failedStep.map { String(cString: $0) } ?? "spawn"
-        if step == "execve" { step += " \(run.request.argv[0])" }
-        if step == "chdir", let directory = run.request.workingDirectory { step += " \(directory)" }
-        let error = Errno(childErrno)
-        run.spawnFailure = SpawnFailure(step: step, errnoName: error.name, message: error.message)
+        run.spawnFailure = childFailure(failedStep, childErrno, run.request)
       }
       run.armed = nil
     }
@@ -404,6 +385,26 @@ public final class ProcessRunner: ProcessRunning {
   }
 }
 
+/// A started child as the runner holds it: its pid, pidfd and the read ends of its pipes.
+private struct Spawned {
+  var pid: Int32
+  var pidfd: Int32
+  var stdoutFD: Int32
+  var stderrFD: Int32
+  /// Set for a child started by `actiond_arm`: freed once it is reaped.
+  var armed: OpaquePointer?
+}
+
+/// A failure the child reported (the step that failed and its errno), named the way
+/// users read it: `execve /usr/bin/x`, `chdir /srv/photos`.
+private func childFailure(_ step: UnsafePointer<CChar>?, _ errnum: Int32, _ request: ProcessRequest) -> SpawnFailure {
+  var step = step.map { String(cString: $0) } ?? "spawn"
+  if step == "execve" { step += " \(request.argv[0])" }
+  if step == "chdir", let directory = request.workingDirectory { step += " \(directory)" }
+  let error = Errno(errnum)
+  return SpawnFailure(step: step, errnoName: error.name, message: error.message)
+}
+
 /// The state of one command in flight.
 private final class ActiveRun {
   let id: UInt64
@@ -452,20 +453,16 @@ private final class ActiveRun {
 /// A child prepared by `ProcessRunner.arm`, waiting for its exec.
 private final class ArmedChild {
   let request: ProcessRequest
+  let process: Spawned
+  /// `process.armed`, never nil here.
   let handle: OpaquePointer
-  let pid: Int32
-  let pidfd: Int32
-  let stdoutFD: Int32
-  let stderrFD: Int32
   var pidWatch: WatchID?
+  var pid: Int32 { process.pid }
 
-  init(request: ProcessRequest, handle: OpaquePointer, pid: Int32, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32) {
+  init(request: ProcessRequest, process: Spawned, handle: OpaquePointer) {
     self.request = request
+    self.process = process
     self.handle = handle
-    self.pid = pid
-    self.pidfd = pidfd
-    self.stdoutFD = stdoutFD
-    self.stderrFD = stderrFD
   }
 
   /// Once it is reaped (never before: it reads its request until its exit).
@@ -473,9 +470,9 @@ private final class ArmedChild {
     var childErrno: Int32 = 0
     var failedStep: UnsafePointer<CChar>?
     _ = actiond_armed_release(handle, &childErrno, &failedStep)
-    Syscall.close(pidfd)
-    Syscall.close(stdoutFD)
-    Syscall.close(stderrFD)
+    Syscall.close(process.pidfd)
+    Syscall.close(process.stdoutFD)
+    Syscall.close(process.stderrFD)
   }
 }
 
