@@ -183,28 +183,19 @@ struct CreateMode {
     var preset = "gpio-keys"
     var overrides: [(String, String)] = []
     var commands: [String] = []
-    var index = 0
-    func value(_ option: String) throws -> String {
-      index += 1
-      guard index < arguments.count else { throw TestDevError.usage("\(option) needs a value") }
-      return arguments[index]
-    }
-    while index < arguments.count {
-      let argument = arguments[index]
+    var cursor = ArgumentCursor(arguments)
+    while let argument = cursor.next() {
       switch argument {
-      case "--preset": preset = try value(argument)
+      case "--preset": preset = try cursor.value(for: argument)
       case "--rep", "--no-rep": overrides.append((argument, ""))
       case "--name", "--phys", "--uniq", "--bus", "--id", "--version", "--keys", "--add-keys", "--rep-delay",
         "--rep-period":
-        overrides.append((argument, try value(argument)))
-      case "--":
-        commands += arguments[(index + 1)...]
-        index = arguments.count
+        overrides.append((argument, try cursor.value(for: argument)))
+      case "--": commands += cursor.rest()
       default:
         if argument.hasPrefix("--") { throw TestDevError.usage("unknown option '\(argument)'") }
         commands.append(argument)
       }
-      index += 1
     }
     switch preset {
     case "gpio-keys": shape = try .gpioKeys()

@@ -76,20 +76,14 @@ struct ReadMode {
 
   init(arguments: [String]) throws {
     var target: Target?
-    var index = 0
-    func value(_ option: String) throws -> String {
-      index += 1
-      guard index < arguments.count else { throw TestDevError.usage("\(option) needs a value") }
-      return arguments[index]
-    }
-    while index < arguments.count {
-      let argument = arguments[index]
+    var cursor = ArgumentCursor(arguments)
+    while let argument = cursor.next() {
       switch argument {
-      case "--name": target = .name(try value(argument))
-      case "--timeout": timeout = try parseDuration(try value(argument))
-      case "--wait": wait = try parseDuration(try value(argument))
+      case "--name": target = .name(try cursor.value(for: argument))
+      case "--timeout": timeout = try parseDuration(try cursor.value(for: argument))
+      case "--wait": wait = try parseDuration(try cursor.value(for: argument))
       case "--count":
-        let text = try value(argument)
+        let text = try cursor.value(for: argument)
         guard let n = Int(text), n > 0 else { throw TestDevError.usage("bad --count '\(text)'") }
         count = n
       case "--grab": grab = true
@@ -99,7 +93,6 @@ struct ReadMode {
         }
         target = .node(argument)
       }
-      index += 1
     }
     guard let target else { throw TestDevError.usage("read needs a DEVNODE or --name NAME") }
     self.target = target

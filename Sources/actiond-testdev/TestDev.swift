@@ -148,3 +148,30 @@ func parseDuration(_ text: String) throws -> TimeSpan {
   }
   throw TestDevError.usage("bad duration '\(text)' (expected e.g. 700ms, 1.5s, 250us)")
 }
+
+/// Walks a mode's arguments: each in turn, the value an option takes, or all that is left.
+struct ArgumentCursor {
+  private let arguments: [String]
+  private var index = 0
+
+  init(_ arguments: [String]) { self.arguments = arguments }
+
+  /// The next argument, nil at the end.
+  mutating func next() -> String? {
+    guard index < arguments.count else { return nil }
+    defer { index += 1 }
+    return arguments[index]
+  }
+
+  /// The argument after `option`, which needs one.
+  mutating func value(for option: String) throws -> String {
+    guard let value = next() else { throw TestDevError.usage("\(option) needs a value") }
+    return value
+  }
+
+  /// Everything not consumed yet (after `--`).
+  mutating func rest() -> [String] {
+    defer { index = arguments.count }
+    return Array(arguments[index...])
+  }
+}
