@@ -145,6 +145,8 @@ public final class Daemon {
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
     input.shutdown()
+    for timer in pendingPreparations.values { loop.cancel(timer) }
+    pendingPreparations = [:]
     runner.terminateAll()
     server.stop()
     save(engine.persistentState)
