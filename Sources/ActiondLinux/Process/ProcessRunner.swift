@@ -190,10 +190,10 @@ public final class ProcessRunner: ProcessRunning {
       Syscall.close(out.write)
       Syscall.close(err.write)
     }
-    func fail(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
+    func fail(_ failure: SpawnFailure) -> Result<Spawned, SpawnFailure> {
       Syscall.close(out.read)
       Syscall.close(err.read)
-      return .failure(SpawnFailure(step: step, errnoName: error.name, message: error.message))
+      return .failure(failure)
     }
 
     let argv = CStringArray(request.argv)
@@ -215,11 +215,7 @@ public final class ProcessRunner: ProcessRunning {
         return handle == nil ? -1 : pid
       }
     }
-    if pid < 0 {
-      Syscall.close(out.read)
-      Syscall.close(err.read)
-      return .failure(childFailure(failedStep, childErrno, request))
-    }
+    if pid < 0 { return fail(childFailure(failedStep, childErrno, request)) }
     /// A started child that cannot be watched is killed and reaped at once.
     func abandon(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
       _ = kill(-pid, SIGKILL)
@@ -227,7 +223,7 @@ public final class ProcessRunner: ProcessRunning {
       var status: Int32 = 0
       _ = try? Syscall.retrying { waitpid(pid, &status, 0) }
       if let handle { _ = actiond_armed_release(handle, &childErrno, &failedStep) }
-      return fail(step, error)
+      return fail(SpawnFailure(step: step, errnoName: error.name, message: error.message))
     }
     let pidfd = actiond_pidfd_open(pid)
     if pidfd < 0 { return abandon("pidfd_open", Errno.current) }
