@@ -248,10 +248,10 @@ CHILD int spawn_child(void *arg) {
 /// buffer needs 4 KiB and the rest a few hundred bytes.
 static const size_t child_stack_size = 64 * 1024;
 
-static void *child_stack(void) {
-  void *stack = mmap(NULL, child_stack_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  return stack == MAP_FAILED ? NULL : stack;
+/// A zeroed mapping of `size` bytes whose top serves as a child's stack; NULL with errno.
+static void *child_mapping(size_t size) {
+  void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  return map == MAP_FAILED ? NULL : map;
 }
 
 /// clone with every signal blocked around it: no handler of the parent may run in the
@@ -268,7 +268,7 @@ static pid_t clone_blocked(int (*fn)(void *), void *stack_top, int flags, void *
 }
 
 pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, const char **failed_step) {
-  void *stack = child_stack();
+  void *stack = child_mapping(child_stack_size);
   if (stack == NULL) {
     *child_errno = errno;
     *failed_step = "mmap";
@@ -378,10 +378,8 @@ actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int
                 request->group_count * sizeof(uint32_t) + chars + dir;
   size_t page = 4096;
   size_t map_size = (size + page - 1) / page * page + child_stack_size;
-  // Untouched pages cost nothing (MAP_NORESERVE); the mapping starts zeroed.
-  void *map = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                   -1, 0);
-  if (map == MAP_FAILED) {
+  void *map = child_mapping(map_size);
+  if (map == NULL) {
     *child_errno = errno;
     *failed_step = "mmap";
     return NULL;
