@@ -24,15 +24,21 @@ include $(sort $(wildcard mk/*.mk))
 
 .PHONY: deps build run test test-unit lint format bench clean
 
-## deps: install the Debian packages that are missing (nothing when all are there)
+## deps: install the Debian packages that are missing, and say which (nothing when all are
+## there). Every package a tier needs is named in its mk/*.mk, also those Debian only
+## recommends: they are installed with --no-install-recommends, as on a minimal system.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; for p in $(sort $(APT_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
+	  echo "deps: installing:$$missing"; \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  apt="$$SUDO apt-get -o Acquire::Retries=3 -o DPkg::Lock::Timeout=120"; \
+	  log=$$(mktemp); \
+	  { $$apt update -qq && DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing; } >"$$log" 2>&1 \
+	    || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get failed (output above)"; exit 1; }; \
+	  rm -f "$$log"; \
 	fi
 
 build: deps
