@@ -22,7 +22,7 @@ BENCH_TIERS :=
 
 include $(sort $(wildcard mk/*.mk))
 
-.PHONY: deps build run test test-unit lint format bench clean
+.PHONY: deps build run test test-stress test-unit lint format bench clean
 
 ## deps: install the Debian packages that are missing, and say which (nothing when all are
 ## there). Every package a tier needs is named in its mk/*.mk, also those Debian only
@@ -50,9 +50,27 @@ run: build
 	mkdir -p .build/run
 	$(BIN_DIR)/actiond --state-dir .build/run/state --socket .build/run/actiond.sock --log-level info $(RUN_ARGS)
 
-## test: every tier — lint, the deviceless tests, then the tiers in mk/*.mk
-test: deps lint test-unit $(TEST_TIERS)
-	@echo "make test: all tiers passed ($(strip lint test-unit $(TEST_TIERS)))"
+## test: every tier — lint, the deviceless tests, then the tiers in mk/*.mk — each run even
+## when an earlier one failed, then a summary naming what failed and where its logs are
+## (scripts/run-tiers; each tier's output is also in .build/test-logs/TIER.log).
+test: deps
+	@MAKE="$(MAKE)" scripts/run-tiers lint test-unit $(TEST_TIERS)
+
+## test-stress: `make test` STRESS_RUNS times in a row (default 3) while stress-ng keeps
+## every core busy with CPU work (STRESS_CPUS workers, default one per core), to show that
+## no test assumes how fast the machine is. Stops at the first failed run.
+STRESS_CPUS ?= 0
+STRESS_RUNS ?= 3
+test-stress: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES=stress-ng
+	@stress-ng --cpu $(STRESS_CPUS) --cpu-method all --quiet & hog=$$!; \
+	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
+	echo "test-stress: stress-ng (pid $$hog) keeps $$(nproc) core(s) busy"; \
+	for run in $$(seq $(STRESS_RUNS)); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory test || { echo "test-stress: run $$run of $(STRESS_RUNS) FAILED under load"; exit 1; }; \
+	  echo "test-stress: run $$run of $(STRESS_RUNS) passed under load in $$(($$(date +%s) - start)) s"; \
+	done
 
 test-unit: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)

@@ -103,6 +103,15 @@ summary="$(count PASS) passed, $(count SKIP) skipped, $(count FAIL) failed of ${
 if ((status == 0)); then
   echo "test-vm: ok: $summary; total ${total} s (serial logs in .build/vm)"
 else
-  echo "test-vm: FAILED: $summary; total ${total} s (serial logs in .build/vm)"
+  echo "test-vm: FAILED: $summary; total ${total} s"
+  # Last, so the end of the output says what failed and where to look.
+  for report in "$out"/batch*/report.txt; do
+    dir=$(dirname "$report")
+    grep '^FAIL ' "$report" | while read -r _ name rest; do
+      echo "test-vm: FAIL $name ${rest}"
+      echo "test-vm:   its output and logs are printed above; serial log: $dir/serial.log"
+    done
+    grep -q 'did not finish cleanly' "$report" && echo "test-vm: the VM of $(basename "$dir") did not finish cleanly: $dir/serial.log"
+  done
 fi
 exit $status

@@ -199,7 +199,9 @@ import Testing
     #expect(access(h.socketPath, F_OK) == 0)
 
     #expect(try h.stop() == 0, "\(h.log)")
-    #expect(processIsGone(child))
+    // SIGTERM reached the intent's group; its death is the kernel's business and takes
+    // as long as the machine needs.
+    try h.wait("the intent's process to die") { processIsGone(child) }
     #expect(access(h.socketPath, F_OK) != 0, "the socket file is left behind")
     #expect(h.log.contains("stopping (SIGTERM)"))
     try h.wait("the connection to close") { c.eof }

@@ -106,46 +106,90 @@ import Testing
   /// After every kill the file must load, and hold the last snapshot whose save returned
   /// or the one being written (never older, never corrupt); the next writer continues
   /// from what was loaded.
+  ///
+  /// The kill points are random but counted in the writer's own progress, not in time: a
+  /// round lets the writer report a random number of saves (0 to 8), then SIGTERMs it
+  /// (ignored) and SIGKILLs it a random 0-5 ms later. So a slow or loaded machine changes
+  /// only where in a save the kill lands, never whether saves happen. Seeded: a failure
+  /// names its seed; `ACTIOND_TEST_SEED=N swift test --filter crashSafety` replays it.
   @Test func crashSafetyUnderRandomSIGKILL() throws {
     let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+    let seed = testSeed()
+    print("crashSafetyUnderRandomSIGKILL: seed \(seed) (ACTIOND_TEST_SEED=\(seed) to replay)")
+    var generator = SplitMix64(seed: seed)
     let dir = try TemporaryDirectory()
     let loop = try EventLoop()
     let runner = ProcessRunner(loop: loop)
     var next: Int64 = 0
-    var generator = SystemRandomNumberGenerator()
     var progressed = 0
     for round in 0..<40 {
+      let context = "seed \(seed), round \(round)"
       var lastSaved: Int64?
+      var saves = 0
       var errors: [String] = []
       var result: ProcessResult?
-      // Random kill point: SIGTERM (ignored by the helper) at a random time, SIGKILL a
-      // random moment later.
+      let savesBeforeKill = Int.random(in: 0...8, using: &generator)
       let request = ProcessRequest(
         argv: [helper, "write-state", dir.path, String(next)],
-        timeout: .milliseconds(Int64.random(in: 30...250, using: &generator)),
+        timeout: .seconds(120),
         killGracePeriod: .microseconds(Int64.random(in: 0...5000, using: &generator)),
         outputLimits: ProcessOutputLimits(maxLineBytes: 64, maxLines: 10_000_000, maxBytes: 1 << 30))
       runner.run(
         request,
         output: { line in
-          if line.stream == .stdout, let n = Int64(line.text) { lastSaved = n } else { errors.append(line.text) }
+          if line.stream == .stdout, let n = Int64(line.text) {
+            lastSaved = n
+            saves += 1
+          } else {
+            errors.append(line.text)
+          }
         },
         completion: { result = $0 })
-      for _ in 0..<100_000 where result == nil { try loop.runOnce(until: loop.now() + .seconds(30)) }
-      #expect(result?.outcome == .timedOut, "round \(round): \(String(describing: result))")
-      #expect(errors.isEmpty, "round \(round): \(errors)")
+      var killed = false
+      while result == nil {
+        if !killed && saves >= savesBeforeKill {
+          runner.terminateAll()
+          killed = true
+        }
+        try loop.runOnce(until: loop.now() + .seconds(30))
+      }
+      #expect(killed, "\(context): the writer exited by itself: \(String(describing: result))")
+      #expect(result?.outcome == .timedOut, "\(context): \(String(describing: result))")
+      #expect(errors.isEmpty, "\(context): \(errors)")
       let (snapshot, outcome) = StateStore(directory: dir.path).load()
       if next == 0 && lastSaved == nil && outcome == .missing { continue }  // killed before the first save
-      #expect(outcome == .loaded, "round \(round): \(outcome)")
-      let loaded = try #require(snapshot.assignments["action"]?.configuration["n"]?.integerValue)
+      #expect(outcome == .loaded, "\(context): \(outcome)")
+      let loaded = try #require(
+        snapshot.assignments["action"]?.configuration["n"]?.integerValue, "\(context)")
       let floor = lastSaved ?? (next - 1)
-      #expect(loaded == floor || loaded == floor + 1, "round \(round): loaded \(loaded), last saved \(floor)")
-      #expect(snapshot == helperSnapshot(loaded))
+      #expect(loaded == floor || loaded == floor + 1, "\(context): loaded \(loaded), last saved \(floor)")
+      #expect(snapshot == helperSnapshot(loaded), "\(context)")
       if loaded >= next { progressed += 1 }
       next = loaded + 1
     }
-    #expect(progressed > 0, "the writer completed saves in some rounds")
-    #expect(!directoryListing(dir.path).contains { $0.contains("corrupt") })
+    #expect(progressed > 0, "seed \(seed): the writer completed saves in some rounds")
+    #expect(!directoryListing(dir.path).contains { $0.contains("corrupt") }, "seed \(seed)")
+  }
+}
+
+/// The seed of a randomized test: `ACTIOND_TEST_SEED` when set (to replay a failure),
+/// else a fresh one.
+private func testSeed() -> UInt64 {
+  if let text = getenv("ACTIOND_TEST_SEED"), let seed = UInt64(String(cString: text)) { return seed }
+  var system = SystemRandomNumberGenerator()
+  return system.next()
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64), so a seed replays a run.
+private struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
   }
 }
 
