@@ -5,7 +5,7 @@
 . "$VM_LIB"
 
 dev_start a --preset gpio-keys
-reader_start grabber "$DEV_NODE" --grab --timeout 1500ms
+reader_start grabber "$DEV_NODE" --grab --timeout 30s --count 2
 expect_line grabber.log '^opened .* grabbed$'
 reader_start other "$DEV_NODE" --timeout 1500ms
 dev_cmd a "press KEY_PROG1 200ms"
@@ -15,7 +15,7 @@ expect_count grabber.log 'EV_KEY KEY_PROG1 [01]$' 2
 expect_count other.log 'EV_KEY' 0
 
 # The grab ended with its reader: the other reader sees the key again.
-reader_start other2 "$DEV_NODE" --timeout 1500ms
+reader_start other2 "$DEV_NODE" --timeout 30s --count 2
 dev_cmd a "press KEY_PROG1 200ms"
 reader_wait other2
 expect_count other2.log 'EV_KEY KEY_PROG1 [01]$' 2

@@ -22,16 +22,16 @@ if [ "$releases" -gt 0 ]; then
   destroyed=$(awk '$1 == "destroyed" { split($2, t, "."); printf "%d%06d\n", t[1], t[2] }' a.log)
   released=$(key_time_us r.log KEY_PROG1 0)
   step "the input core released the held key at removal ($(((released - destroyed) / 1000)) ms after destroy)"
-  expect_between $(((released - destroyed) / 1000)) 0 "$SLACK_MS" "synthesized release after destroy (ms)"
+  expect_between $(((released - destroyed) / 1000)) 0 "$CLOCK_SANITY_MS" "synthesized release after destroy (ms)"
 else
   step "the reader saw the hang-up without a release"
 fi
-wait_gone "$first" 2000
+wait_gone "$first" 15000
 
 dev_cmd a "recreate"
 second=$(awk '$1 == "created" { node = $2 } END { print node }' a.log)
 step "recreated at $second (was $first)"
-reader_start r2 "$second" --timeout 1500ms
+reader_start r2 "$second" --timeout 30s --count 2
 dev_cmd a "press KEY_PROG1 200ms"
 reader_wait r2
 expect_count r2.log 'EV_KEY KEY_PROG1 [01]$' 2

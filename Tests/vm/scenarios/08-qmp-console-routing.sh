@@ -18,7 +18,7 @@ done
 latest_node=$(actiond-testdev list | awk -v n="$bound_node" '/name="QEMU QEMU USB Keyboard"/ && $1 != n { print $1 }')
 step "keyboard on console vga0: $bound_node; latest keyboard: $latest_node"
 
-reader_start b1 "$bound_node" --timeout 1s
+reader_start b1 "$bound_node" --timeout 30s --count 2
 reader_start l1 "$latest_node" --timeout 1s
 host press b 100 vga0 >/dev/null
 reader_wait b1
@@ -27,7 +27,7 @@ expect_count b1.log 'EV_KEY KEY_B [01]$' 2
 expect_count l1.log 'EV_KEY' 0
 
 reader_start b2 "$bound_node" --timeout 1s
-reader_start l2 "$latest_node" --timeout 1s
+reader_start l2 "$latest_node" --timeout 30s --count 2
 host press c 100 >/dev/null
 reader_wait b2
 reader_wait l2
@@ -36,4 +36,4 @@ expect_count b2.log 'EV_KEY' 0
 
 host device_del kbdl
 host device_del kbdc
-wait_gone "$bound_node" 3000
+wait_gone "$bound_node" 15000

@@ -30,7 +30,7 @@ expect_line p.log "^refused f13 $n: $n \(gpio-keys\) has no key with code 183\$"
 reader_start r "$n" --count 3
 dev_cmd a "up KEY_POWER" "press KEY_PROG1 700ms"
 reader_wait r
-wait_for_line p.log '^event .* EV_KEY KEY_PROG1 0 ' 5000
+wait_for_line p.log '^event .* EV_KEY KEY_PROG1 0 ' 20000
 expect_count p.log '^event .* EV_KEY KEY_POWER 0 button=power$' 1
 expect_count p.log '^event .* EV_KEY KEY_PROG1 1 button=action$' 1
 expect_count p.log 'EV_KEY KEY_PROG1 2' 0

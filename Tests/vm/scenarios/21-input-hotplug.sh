@@ -19,7 +19,7 @@ n1=$DEV_NODE
 wait_for_line p.log "^appeared [0-9.]+ action $n1 up\$" 10000
 expect_count p.log "^bound $n1 " 1
 dev_cmd a "press KEY_PROG1 100ms" "down KEY_PROG1"
-wait_count p.log '^event .* EV_KEY KEY_PROG1 1 ' 2 5000
+wait_count p.log '^event .* EV_KEY KEY_PROG1 1 ' 2 20000
 
 step "unplug mid-hold"
 dev_stop a
@@ -33,7 +33,7 @@ wait_count p.log '^bound ' 2 10000
 expect_line p.log "^bound $n2 name=\"gpio-keys\" buttons=action "
 wait_count p.log "^appeared [0-9.]+ action $n2 up\$" 1 10000
 dev_cmd a "press KEY_PROG1 100ms"
-wait_count p.log '^event .* EV_KEY KEY_PROG1 0 ' 2 5000
+wait_count p.log '^event .* EV_KEY KEY_PROG1 0 ' 2 20000
 expect_count p.log '^event .* EV_KEY KEY_PROG1 1 ' 3
 
 kill -TERM "$probe"

@@ -29,7 +29,7 @@ actiond-input-probe --config cfg.json --list >list.log 2>&1
 expect_line list.log "^device $n name=\"vm-button\" id=0001:0001 bus=0019 .*tags=([^ ]*,)?actiond(,[^ ]*)? buttons=action\$"
 expect_line list.log '^  property ACTIOND_BUTTON=action$'
 dev_cmd a "press KEY_PROG1 50ms"
-wait_for_line p.log '^event .* EV_KEY KEY_PROG1 0 button=action$' 5000
+wait_for_line p.log '^event .* EV_KEY KEY_PROG1 0 button=action$' 20000
 
 step "rule removed"
 rm /etc/udev/rules.d/69-actiond-vm.rules

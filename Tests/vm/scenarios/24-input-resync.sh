@@ -30,7 +30,7 @@ presses=$(count_lines p.log '^event .* EV_KEY KEY_PROG1 1 ')
 step "presses read before the drop: $presses of 201"
 [ "$presses" -lt 201 ] || fail "no events were dropped"
 dev_cmd a "up KEY_PROG1"
-wait_for_line p.log "^event .* EV_KEY KEY_PROG1 0 button=action\$" 5000
+wait_for_line p.log "^event .* EV_KEY KEY_PROG1 0 button=action\$" 20000
 # The release after the resync is read normally, after the resync line.
 last=$(grep -E '^(resync|event)' p.log | tail -1)
 case $last in "event "*" EV_KEY KEY_PROG1 0 button=action") ;; *) fail "last line: $last" ;; esac

@@ -10,15 +10,15 @@ start_daemon config.json
 wait_bound
 watch_start
 
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch.log released 1
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed 1
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch.log released 2
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed 2
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch.log released 3
 
 [ "$(event_field watch.log released hint 1)" = "Hold to Start" ] || fail "first hint is not Hold to Start"

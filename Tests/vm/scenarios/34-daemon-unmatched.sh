@@ -15,13 +15,13 @@ ctl devices >devices.log
 expect_line devices.log "\"devnode\":\"$matched\""
 expect_no_line devices.log '"name":"actiond-vm-other"'
 
-dev_cmd b "press KEY_PROG1 900ms"
-dev_cmd a "press KEY_POWER 900ms"
+dev_cmd b "press KEY_PROG1 ${LONG_MS}ms"
+dev_cmd a "press KEY_POWER ${LONG_MS}ms"
 settle_ms 700
 expect_event watch.log pressed 0
 expect_event watch.log performing 0
 
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch.log released
 expect_event watch.log pressed 1
 stop_daemon

@@ -10,7 +10,7 @@ start_daemon grab.json
 wait_bound
 watch_start
 reader_start other "$DEV_NODE" --timeout 1500ms
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch.log released
 reader_wait other
 expect_count other.log 'EV_KEY' 0
@@ -20,8 +20,8 @@ write_config nograb.json "" "grab: false"
 start_daemon nograb.json
 wait_bound
 watch_start watch2
-reader_start other2 "$DEV_NODE" --timeout 1500ms
-dev_cmd a "press KEY_PROG1 200ms"
+reader_start other2 "$DEV_NODE" --timeout 30s --count 2
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch2.log released
 reader_wait other2
 expect_count other2.log 'EV_KEY KEY_PROG1 [01]$' 2

@@ -1,5 +1,5 @@
-# Daemon: SIGHUP with a changed configuration takes effect (threshold 600 -> 1200 ms: an 800 ms
-# press is then a short press); SIGHUP with a broken configuration is rejected, announced with
+# Daemon: SIGHUP with a changed configuration takes effect (threshold HOLD_MS -> 2 x HOLD_MS: a
+# press of HOLD_MS + 400 ms is then a short press); SIGHUP with a broken configuration is rejected, announced with
 # its problems, and the running configuration stays.
 # timeout: 90
 . "$VM_LIB"
@@ -11,14 +11,15 @@ start_daemon config.json
 wait_bound
 watch_start
 
-HOLD_MS=1200
+default_hold=$HOLD_MS
+HOLD_MS=$((2 * default_hold))
 write_config config.json
-unset HOLD_MS
+HOLD_MS=$default_hold
 kill -HUP "$DAEMON_PID"
 wait_for_event watch.log config-reloaded 1
 expect_line watch.log '"event":"config-reloaded".*"applied":true'
 wait_bound
-dev_cmd a "press KEY_PROG1 800ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"   # short under 2 x HOLD_MS, a hold under HOLD_MS
 wait_for_event watch.log released 1
 expect_event watch.log performing 0
 
@@ -28,9 +29,9 @@ wait_for_event watch.log config-reloaded 2
 expect_line watch.log '"event":"config-reloaded".*"applied":false'
 expect_no_line watch.log '"event":"config-reloaded","applied":false,"problems":\[\]'
 expect_daemon_alive
-dev_cmd a "press KEY_PROG1 800ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"   # short under 2 x HOLD_MS, a hold under HOLD_MS
 wait_for_event watch.log released 2
-dev_cmd a "press KEY_PROG1 1500ms"
+dev_cmd a "press KEY_PROG1 $((2 * HOLD_MS + 400))ms"
 wait_for_event watch.log performed 1
 stop_daemon
 dev_stop a

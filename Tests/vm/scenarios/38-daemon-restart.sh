@@ -8,7 +8,7 @@ write_config config.json
 start_daemon config.json
 wait_bound
 watch_start
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed
 stop_daemon
 
@@ -19,7 +19,7 @@ expect_line status.log '"kind":"org.actiond.vm.timer"'
 expect_line status.log '"value":true'
 expect_line status.log '"hint":"Hold to Stop"'
 watch_start watch2
-dev_cmd a "press KEY_PROG1 200ms"
+dev_cmd a "press KEY_PROG1 ${SHORT_MS}ms"
 wait_for_event watch2.log released
 [ "$(event_field watch2.log released hint)" = "Hold to Stop" ] || fail "after restart the hint is not Hold to Stop"
 stop_daemon

@@ -24,8 +24,8 @@ ctl devices >devices.log
 expect_count devices.log '"devnode"' 1
 expect_line devices.log "\"devnode\":\"$tagged\""
 watch_start
-dev_cmd b "press KEY_PROG1 900ms"
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd b "press KEY_PROG1 ${LONG_MS}ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed
 expect_event watch.log pressed 1
 stop_daemon

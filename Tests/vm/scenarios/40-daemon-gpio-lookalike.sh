@@ -13,9 +13,9 @@ ctl devices >devices.log
 expect_line devices.log "\"devnode\":\"$DEV_NODE\""
 expect_no_line devices.log 'AT Translated Set 2 keyboard'
 watch_start
-dev_cmd a "press KEY_POWER 200ms"
+dev_cmd a "press KEY_POWER ${SHORT_MS}ms"
 wait_for_event watch.log released
-dev_cmd a "press KEY_POWER 900ms"
+dev_cmd a "press KEY_POWER ${LONG_MS}ms"
 wait_for_event watch.log performed
 expect_event watch.log pressed 2
 expect_event watch.log performing 1
