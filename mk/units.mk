@@ -12,7 +12,9 @@
 #      prints the overall exposure and fails above UNITS_MAX_EXPOSURE.
 #   3. `systemd-sysusers` applies the sysusers file to an empty root.
 
-APT_PACKAGES += systemd
+# procps: ExecReload= runs kill(1), which Debian ships in procps (priority important, so on
+# every standard install but not in a minimal root); systemd-analyze verify insists it exists.
+APT_PACKAGES += systemd procps
 TEST_TIERS += test-units test-activation test-systemd
 
 UNITS_MAX_EXPOSURE ?= 2.0
