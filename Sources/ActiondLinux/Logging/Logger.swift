@@ -39,9 +39,12 @@ public protocol LogSink: AnyObject {
 
 /// The daemon's logger: filters by level and hands records to a sink.
 ///
-/// Logging never blocks the loop for long: stderr lines are small single `write(2)`s
-/// (to a terminal or the journal's stream socket) and the journal's datagram socket
-/// is non-blocking (a full buffer drops the entry and counts it).
+/// Logging rarely blocks the loop, and never for long while the reader keeps up: stderr
+/// lines are small single blocking `write(2)`s (to a terminal or the journal's stream
+/// socket, so a stalled reader stalls them), and the journal's native datagram socket is
+/// non-blocking: when it refuses an entry (a full buffer, journald gone) the entry goes to
+/// the stderr sink instead and is counted (`JournalLogSink.fallbackCount`), never lost
+/// silently.
 public final class Logger {
   /// Records below this level are dropped before formatting.
   public var minimumLevel: LogLevel

@@ -17,8 +17,11 @@ public enum IOResult<Value> {
 extension IOResult: Equatable where Value: Equatable {}
 extension IOResult: Sendable where Value: Sendable {}
 
-/// The one place where system calls are made: EINTR is retried here and only here,
-/// failures become a typed ``Errno``, EAGAIN/EWOULDBLOCK becomes ``IOResult/wouldBlock``.
+/// Wrappers for the system calls on the daemon's I/O paths (reads, writes, accepts, waits):
+/// EINTR is retried here, failures become a typed ``Errno``, EAGAIN/EWOULDBLOCK becomes
+/// ``IOResult/wouldBlock``. Not every call goes through here: set-up calls that cannot be
+/// interrupted (`socket`, `fstat`, `bind`, …) are made directly by
+/// the adapters, which capture `errno` right after them.
 public enum Syscall {
   /// Runs `call` until it does not fail with EINTR. `-1` → ``Errno``.
   @inlinable
