@@ -60,8 +60,10 @@ import Testing
     var expectedOutput: String?
   }
 
-  /// Finds `<!-- example: main|drop-in|error -->` markers; the next fenced block is the
-  /// example, and for `error` the fenced block after it is the expected output.
+  /// Finds `<!-- example: main|drop-in|error|fragment -->` markers; the next fenced block
+  /// is the example, and for `error` the fenced block after it is the expected output. A
+  /// `fragment` is one or more top-level members (`socket: {...}`), checked in the complete
+  /// example (examples/actiond-complete.json) in place of its own.
   private func docExamples() throws -> [Example] {
     let lines = try read("docs/configuration.md").split(separator: "\n", omittingEmptySubsequences: false).map(
       String.init)
@@ -106,6 +108,19 @@ import Testing
         #expect(throws: Never.self, "docs/configuration.md:\(example.line)") {
           try ConfigurationLoader.load(main: nil, dropIns: [dropIn])
         }
+      case "fragment":
+        // Only problems inside the fragment's own members count: replacing `buttons`
+        // leaves the complete example's other assignments pointing at missing buttons.
+        let (source, keys) = try completeExample(with: example.text)
+        do {
+          _ = try ConfigurationLoader.load(main: source)
+        } catch {
+          let own = error.problems.filter { p in
+            guard let path = p.path?.description else { return true }
+            return keys.contains { path == $0 || path.hasPrefix($0 + ".") || path.hasPrefix($0 + "[") }
+          }
+          #expect(own.isEmpty, "docs/configuration.md:\(example.line): \(own.map(\.description))")
+        }
       case "error":
         do {
           _ = try ConfigurationLoader.load(main: source)
@@ -116,6 +131,39 @@ import Testing
       default:
         Issue.record("docs/configuration.md:\(example.line): unknown example kind \(example.kind)")
       }
+    }
+  }
+
+  /// examples/actiond-complete.json with the top-level members of `fragment` in place of
+  /// its own, as a configuration source.
+  private func completeExample(with fragment: String) throws -> (ConfigurationSource, [String]) {
+    let complete = try JSONParser.parse(try read("examples/actiond-complete.json"), options: .configuration).root
+    let members = try JSONParser.parse("{\n" + fragment + "\n}", options: .configuration).root
+    guard case .object(var root) = complete, case .object(let replacing) = members else {
+      throw ExampleError("the complete example or the fragment is not an object")
+    }
+    for (key, value) in replacing { root[key] = value }
+    return (ConfigurationSource(name: "actiond.json", text: JSONEncoding.pretty(.object(root))), replacing.keys)
+  }
+
+  private struct ExampleError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  /// Every JSON5 block of docs/configuration.md is one of the checked examples: none can
+  /// drift unnoticed.
+  @Test func everyConfigurationBlockIsChecked() throws {
+    let lines = try read("docs/configuration.md").split(separator: "\n", omittingEmptySubsequences: false).map(
+      String.init)
+    var inBlock = false
+    for (index, line) in lines.enumerated() where line.hasPrefix("```") {
+      defer { inBlock.toggle() }
+      guard !inBlock, line.hasPrefix("```json") else { continue }
+      let marker = lines[..<index].last { !$0.isEmpty } ?? ""
+      #expect(
+        marker.hasPrefix("<!-- example: "),
+        "docs/configuration.md:\(index + 1): a JSON5 block without an example marker")
     }
   }
 
