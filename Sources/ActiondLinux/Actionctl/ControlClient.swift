@@ -139,8 +139,9 @@ public final class ControlClient {
       let rc = poll(&p, 1, timeout)
       if rc > 0 { return }
       if rc == 0 { continue }  // re-check the deadline
-      if errno == EINTR { continue }
-      throw .io("poll: \(Errno.current)")
+      let error = Errno.current
+      if error == .interrupted { continue }
+      throw .io("poll: \(error)")
     }
   }
 }

@@ -27,7 +27,8 @@ public final class Listener {
       return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
     }
     guard let domain = option(SO_DOMAIN) else {
-      throw SocketError.badActivatedSocket(fd: fd, reason: "not a socket (\(Errno.current))")
+      let error = Errno.current
+      throw SocketError.badActivatedSocket(fd: fd, reason: "not a socket (\(error))")
     }
     guard domain == AF_UNIX, option(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else {
       throw SocketError.badActivatedSocket(fd: fd, reason: "not an AF_UNIX stream socket (check ListenStream=)")
@@ -52,14 +53,14 @@ public final class Listener {
     let fd: Int32
     do { fd = try UnixSocket.makeStreamSocket(nonBlocking: true) } catch { throw SystemCallError("socket", error) }
     do {
-      if address.withSockaddr({ Glibc.bind(fd, $0, $1) }) != 0 { throw SystemCallError("bind \(path)", Errno.current) }
+      if address.withSockaddr({ Glibc.bind(fd, $0, $1) }) != 0 { throw SystemCallError.last("bind \(path)") }
       if !address.isAbstract {
         if let group, lchown(path, uid_t.max, group) != 0 {
-          throw SystemCallError("chown \(path) to group \(group)", Errno.current)
+          throw SystemCallError.last("chown \(path) to group \(group)")
         }
-        if chmod(path, mode) != 0 { throw SystemCallError("chmod \(path)", Errno.current) }
+        if chmod(path, mode) != 0 { throw SystemCallError.last("chmod \(path)") }
       }
-      if Glibc.listen(fd, backlog) != 0 { throw SystemCallError("listen \(path)", Errno.current) }
+      if Glibc.listen(fd, backlog) != 0 { throw SystemCallError.last("listen \(path)") }
     } catch {
       Syscall.close(fd)
       if !address.isAbstract { _ = unlink(path) }
@@ -72,7 +73,7 @@ public final class Listener {
     var st = stat()
     if lstat(path, &st) != 0 {
       if errno == ENOENT { return }
-      throw SystemCallError("stat \(path)", Errno.current)
+      throw SystemCallError.last("stat \(path)")
     }
     guard st.st_mode & S_IFMT == S_IFSOCK else { throw SocketError.notASocket(path) }
     // A live socket answers a connect; a stale one refuses it.
@@ -83,9 +84,9 @@ public final class Listener {
     let rc = address.withSockaddr { Glibc.connect(probe, $0, $1) }
     if rc == 0 || errno == EAGAIN || errno == EINPROGRESS { throw SocketError.inUse(path) }
     guard errno == ECONNREFUSED else {
-      throw SystemCallError("connect \(path) (probing for a stale socket)", Errno.current)
+      throw SystemCallError.last("connect \(path) (probing for a stale socket)")
     }
-    if unlink(path) != 0 && errno != ENOENT { throw SystemCallError("unlink stale socket \(path)", Errno.current) }
+    if unlink(path) != 0 && errno != ENOENT { throw SystemCallError.last("unlink stale socket \(path)") }
   }
 
   /// Closes the socket and removes the file it created, unless the path now belongs to

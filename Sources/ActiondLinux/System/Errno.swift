@@ -52,4 +52,11 @@ public struct SystemCallError: Error, CustomStringConvertible, Sendable {
     self.errno = errno
   }
   public var description: String { "\(operation): \(errno)" }
+
+  /// The error of the system call that just failed. `errno` is read before `operation`
+  /// is built: building a string can call into the allocator, which may change `errno`.
+  public static func last(_ operation: @autoclosure () -> String) -> SystemCallError {
+    let error = Errno.current
+    return SystemCallError(operation(), error)
+  }
 }
