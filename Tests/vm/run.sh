@@ -107,11 +107,13 @@ else
   # Last, so the end of the output says what failed and where to look.
   for report in "$out"/batch*/report.txt; do
     dir=$(dirname "$report")
-    grep '^FAIL ' "$report" | while read -r _ name rest; do
+    { grep '^FAIL ' "$report" || true; } | while read -r _ name rest; do
       echo "test-vm: FAIL $name ${rest}"
       echo "test-vm:   its output and logs are printed above; serial log: $dir/serial.log"
     done
-    grep -q 'did not finish cleanly' "$report" && echo "test-vm: the VM of $(basename "$dir") did not finish cleanly: $dir/serial.log"
+    if grep -q 'did not finish cleanly' "$report"; then
+      echo "test-vm: the VM of $(basename "$dir") did not finish cleanly: $dir/serial.log"
+    fi
   done
 fi
 exit $status

@@ -14,7 +14,7 @@ expect_line status-before.log '"bound":false'
 dev_start a --preset gpio-keys --name actiond-vm-button
 wait_for_event watch.log device-added 1
 wait_bound
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed 1
 
 dev_cmd a "down KEY_PROG1" "sleep 200ms" "destroy"
@@ -30,7 +30,7 @@ expect_line status-removed.log '"bound":false'
 dev_cmd a "recreate"
 wait_for_event watch.log device-added 2
 wait_bound
-dev_cmd a "press KEY_PROG1 900ms"
+dev_cmd a "press KEY_PROG1 ${LONG_MS}ms"
 wait_for_event watch.log performed 2
 [ "$(event_field watch.log performed value 2)" = false ] || fail "the hold after re-adding did not toggle back off"
 stop_daemon

@@ -13,19 +13,19 @@ host device_add usb-kbd,bus=xhci.0,id=kbd1
 wait_for_event watch.log device-added 1 15000
 wait_bound
 
-host press volumeup 200 >/dev/null
+host press volumeup $SHORT_MS >/dev/null
 wait_for_event watch.log released 1
 expect_event watch.log performing 0
 [ "$(event_field watch.log released hint)" = "Hold to Start" ] || fail "short press did not announce Hold to Start"
 
-host press volumeup 900 >/dev/null
+host press volumeup $LONG_MS >/dev/null
 wait_for_event watch.log performed 1
 settle_ms 500
 expect_event watch.log performing 1
 expect_event watch.log pressed 2
 
 host key-down volumeup
-host sleep 200
+host sleep $SHORT_MS   # far from the threshold, however slow QMP is
 host device_del kbd1
 host key-up volumeup   # QEMU's own key state; goes to the PS/2 keyboard now, which is not matched
 wait_for_event watch.log device-removed 1 10000
@@ -38,7 +38,7 @@ expect_event watch.log performing 1
 host device_add usb-kbd,bus=xhci.0,id=kbd2
 wait_for_event watch.log device-added 2 15000
 wait_bound
-host press volumeup 900 >/dev/null
+host press volumeup $LONG_MS >/dev/null
 wait_for_event watch.log performed 2
 host device_del kbd2
 stop_daemon
