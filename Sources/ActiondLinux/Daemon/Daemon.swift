@@ -47,13 +47,15 @@ public final class Daemon {
   private var pendingPreparations: [String: TimerID] = [:]
   /// How long after a key-down its hold's command is prepared.
   static let preparationDelay = TimeSpan.milliseconds(20)
-  /// Devices currently bound, by devnode, as announced.
+  /// Devices currently bound, by devnode, as announced. Which button a device serves is
+  /// the input manager's alone to know (`input.device(forButton:)`).
   private var devices: [String: DeviceSnapshot] = [:]
-  /// Button index → devnode of the device serving it.
-  private var buttonDevices: [Int: String] = [:]
   /// Kind → the client that registered as its provider.
   private var providers: [String: ClientID] = [:]
   private var stopping = false
+  private var stopped = false
+  /// Bounds the wait for commands at a stop.
+  private var stopDeadline: TimerID?
 
   /// Loads the configuration and state, opens the socket and input devices. Nothing runs
   /// until `run()`.
@@ -123,7 +125,7 @@ public final class Daemon {
     }
     engine.start()
     // A first run on a machine without a matching device must say why nothing happens.
-    for (index, button) in configuration.buttons.enumerated() where buttonDevices[index] == nil {
+    for (index, button) in configuration.buttons.enumerated() where input.device(forButton: index) == nil {
       logger.notice(
         "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet; "
           + "it binds when one appears", event: "button-waiting")
@@ -149,6 +151,33 @@ public final class Daemon {
     pendingPreparations = [:]
     runner.terminateAll()
     server.stop()
+    guard runner.runningCount > 0 else {
+      finishShutdown()
+      return
+    }
+    // The runner SIGKILLs each group once its grace period has passed; the loop keeps
+    // turning until every command is reaped (`run`'s completion calls back here), so a
+    // command that ignores SIGTERM does not outlive the daemon. Bounded: whatever is
+    // left when the grace and a margin have passed is SIGKILLed here.
+    logger.info(
+      "waiting up to \(Daemon.stopGrace) for \(runner.runningCount) command(s) to end", event: "stopping-commands")
+    stopDeadline = loop.schedule(at: loop.now() + Daemon.stopGrace) { [unowned self] _ in
+      self.stopDeadline = nil
+      self.runner.killAll()
+      self.finishShutdown()
+    }
+  }
+
+  /// How long a stop waits for running commands: their SIGKILL comes after the runner's
+  /// grace period (2 s); the margin lets the kill be reaped.
+  static let stopGrace = ProcessRequest(argv: ["-"]).killGracePeriod + .seconds(1)
+
+  /// The last step of a stop: once no command runs (or the wait is over).
+  private func finishShutdown() {
+    guard stopping, !stopped else { return }
+    stopped = true
+    if let stopDeadline { loop.cancel(stopDeadline) }
+    stopDeadline = nil
     save(engine.persistentState)
     loop.stop()
   }
@@ -167,10 +196,13 @@ public final class Daemon {
         new.socket = configuration.socket
         new.stateDirectory = configuration.stateDirectory
       }
+      // Buttons whose entry did not change keep their recognizer and their device, by
+      // one rule for both, so a press or hold in progress on them goes on.
+      let unchanged = new.unchangedButtons(since: configuration)
       configuration = new
       logger.minimumLevel = settings.logLevel ?? new.logLevel
       engine.apply(configuration: new, at: now)
-      input.reconfigure(new.buttons.map(ButtonBinding.init))
+      input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
       announce(.configReloaded(applied: true, problems: []))
     } catch let error as ConfigurationError {
       for problem in error.problems { logger.error(problem.description, event: "config-problem") }
@@ -183,7 +215,7 @@ public final class Daemon {
   }
 
   private func statusLine() -> String {
-    let bound = Set(buttonDevices.keys).count
+    let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
     return "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
       + "\(server?.clientCount ?? 0) client(s)"
   }
@@ -202,7 +234,6 @@ public final class Daemon {
       engine.keyEvent(button: button, code: configuration.buttons[button].keyCode, value: value, at: at)
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
-      buttonDevices[button] = node
       engine.deviceBound(button: button, device: node, keyDown: isDown, at: at)
       if isDown {
         logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
@@ -212,9 +243,15 @@ public final class Daemon {
         "button \(configuration.buttons[button].name): events were dropped (SYN_DROPPED); key is now "
           + (isDown ? "down" : "up"), event: "resync")
       engine.resynchronized(button: button, keyDown: isDown, at: at)
+    case .releasedByKernel(let button, let at):
+      // Not a SYN_DROPPED: the kernel released the key because the device is going away
+      // (or was reset). A press in progress is `device-lost`, as the unplug is.
+      logger.info(
+        "button \(configuration.buttons[button].name): the kernel released its key (device going away or reset)",
+        event: "released-by-kernel")
+      engine.deviceUnbound(button: button, device: "", at: at)
     case .lost(let button, let at):
-      let node = buttonDevices.removeValue(forKey: button) ?? ""
-      engine.deviceUnbound(button: button, device: node, at: at)
+      engine.deviceUnbound(button: button, device: "", at: at)
     case .deviceBound(let info, let buttons, let grabbed, let readOnly):
       let snap = deviceSnapshot(info, buttons: buttons, grabbed: grabbed)
       devices[snap.devnode] = snap
@@ -479,15 +516,25 @@ extension Daemon: ControlEngineOutput {
     _ spec: ExecSpec, extra: [String: String], tag: String, slot: String? = nil,
     completion: @escaping (ProcessResult) -> Void
   ) {
+    guard !stopping else {
+      // A finished intent's re-read during a stop: nothing new is started.
+      later {
+        completion(
+          ProcessResult(outcome: .spawnFailed(SpawnFailure(step: "run", errnoName: "", message: "actiond is stopping")))
+        )
+      }
+      return
+    }
     runner.run(processRequest(spec, extra: extra), slot: slot) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
-    } completion: { [logger] result in
+    } completion: { [logger, unowned self] result in
       if result.discardedLines > 0 {
         logger.notice(
           "[\(tag)] \(result.discardedLines) more output line(s) (\(result.discardedBytes) bytes) not logged",
           event: "intent-output")
       }
       completion(result)
+      if self.stopping && self.runner.runningCount == 0 { self.finishShutdown() }
     }
   }
 
@@ -509,7 +556,12 @@ extension Daemon: ControlEngineOutput {
 // MARK: - Socket requests
 
 extension Daemon: RequestHandler {
-  public func snapshot() -> [ButtonStatus] { engine.buttonStatus() }
+  public func snapshot() -> [ButtonStatus] { engine.buttonStatus(devices: buttonDevices) }
+
+  /// The devnode serving button `index`, as the input manager has it.
+  private func buttonDevices(_ index: Int) -> [String] {
+    input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
+  }
 
   public func handle(_ request: Request, from client: ClientInfo, reply: Responder) {
     do {
@@ -523,7 +575,7 @@ extension Daemon: RequestHandler {
     switch body {
     case .status(let button):
       if let button { try requireButton(button) }
-      reply.succeed(.buttons(engine.buttonStatus(button)))
+      reply.succeed(.buttons(engine.buttonStatus(button, devices: buttonDevices)))
     case .list:
       reply.succeed(.controls(engine.controlList()))
     case .get(let kind):
@@ -533,7 +585,7 @@ extension Daemon: RequestHandler {
       try requireButton(button)
       let instance = try engine.instance(kind: kind, configuration: configuration)
       _ = try engine.assign(instance, to: button)
-      reply.succeed(.button(engine.buttonStatus(button)[0]))
+      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
       engine.set(instance, to: value) { Daemon.answer(reply, with: $0) }
@@ -558,7 +610,7 @@ extension Daemon: RequestHandler {
     case .press(let button):
       try requireButton(button)
       engine.simulatePress(button: button, at: loop.now())
-      reply.succeed(.button(engine.buttonStatus(button)[0]))
+      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .reload(let kind):
       if let kind { try requireKind(kind) }
       engine.reload(kind: kind) { [unowned self] in reply.succeed(.controls(self.engine.controlList(kind: kind))) }

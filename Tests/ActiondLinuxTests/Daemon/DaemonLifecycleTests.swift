@@ -208,6 +208,30 @@ import Testing
     #expect(readFile(h.stateDirectory + "/state.json") != nil)
   }
 
+  /// A command that ignores SIGTERM (and a background child of it) gets SIGKILL once the
+  /// grace period has passed, before the daemon exits: nothing it started outlives it.
+  @Test func aStopKillsACommandThatIgnoresSigtermBeforeExiting() throws {
+    let h = try DaemonHarness()
+    let pidFile = h.directory.file("pid")
+    // `trap '' TERM` is inherited by what the script starts: neither sleep dies of SIGTERM.
+    let stubborn = try h.script(
+      "stubborn",
+      "trap '' TERM\nsleep 1000 &\necho $$ > '\(pidFile).tmp'\nmv '\(pidFile).tmp' '\(pidFile)'\nexec sleep 1000")
+    try h.writeConfiguration(
+      controls: """
+        [{ kind: "org.test.stubborn", type: "button", displayName: "Stubborn",
+           intent: { type: "exec", argv: ["\(stubborn)"], timeoutMs: 600000 } }]
+        """)
+    try h.start()
+    let c = try h.connect()
+    _ = h.send(c, #""request":"perform","kind":"org.test.stubborn""#)
+    try h.wait("the command to start") { readFile(pidFile).flatMap { pid_t($0.dropLast()) } != nil }
+    let group = pid_t(readFile(pidFile)!.dropLast())!
+    #expect(!liveMembers(ofGroup: group).isEmpty)
+    #expect(try h.stop() == 0, "\(h.log)")
+    #expect(liveMembers(ofGroup: group).isEmpty, "the command's group outlived the daemon: \(h.log)")
+  }
+
   /// Ctrl-C in a terminal is a clean stop too.
   @Test func sigintStopsLikeSigterm() throws {
     let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
