@@ -25,6 +25,7 @@ kill -HUP "$DAEMON_PID"
 wait_for_event watch.log config-reloaded 2
 dev_cmd a "up KEY_PROG1"
 wait_for_event watch.log released-after-hold 1
+expect_event watch.log device-removed 0
 stop_daemon
 
 expect_event watch.log cancelled 0
@@ -36,6 +37,5 @@ expect_event watch.log performed 1
 held=$(event_field watch.log released-after-hold durationMs)
 step "released after a hold of $held ms"
 [ "$held" -ge 3000 ] || fail "released-after-hold durationMs=$held, expected at least the 3000 ms threshold"
-expect_event watch.log device-removed 0
 expect_no_line "$DAEMON_LOG" 'press cancelled'
 dev_stop a
