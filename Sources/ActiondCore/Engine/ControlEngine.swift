@@ -109,7 +109,7 @@ public final class ControlEngine {
   public func start() {
     if storeValuesChanged {
       storeValuesChanged = false
-      persist()
+      persist()  // nobody to tell on failure: the adapter logs it and saves again later
     }
     for instance in valueInstances() { refresh(instance) }
   }
@@ -403,8 +403,17 @@ public final class ControlEngine {
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
-        storeValues[job.instance.storeKey] = requested
-        persist()
+        let key = job.instance.storeKey
+        let old = storeValues[key]
+        storeValues[key] = requested
+        if let error = persist() {
+          // Not stored is not changed: the value stays, and so does what was announced.
+          storeValues[key] = old
+          inFlight[instanceID] = nil
+          output.announce(.failed(kind: job.kind, button: job.button, source: job.source, error: error))
+          entry.value.completion?(.failure(error))
+          return
+        }
         setValue(ControlValue(requested), of: job.instance, definition)
         finishPerform(instanceID)
       } else if definition.type == .toggle {
@@ -555,9 +564,14 @@ public final class ControlEngine {
       return
     }
     instances[instance.id] = instance
-    if storeValues[instance.storeKey] != newValue {
+    let old = storeValues[instance.storeKey]
+    if old != newValue {
       storeValues[instance.storeKey] = newValue
-      persist()
+      if let error = persist() {
+        storeValues[instance.storeKey] = old
+        completion(.failure(error))
+        return
+      }
     }
     setValue(ControlValue(newValue), of: instance, definition)
     completion(.success(snapshot(instance, definition)))
@@ -614,10 +628,14 @@ public final class ControlEngine {
     stored.replaces = fromFile.map {
       StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
     }
+    let (oldStored, oldAssigned) = (runtimeAssignments[button], assignments[button])
     runtimeAssignments[button] = stored
     assignments[button] = instance
+    if let error = persist() {
+      (runtimeAssignments[button], assignments[button]) = (oldStored, oldAssigned)
+      throw error
+    }
     instances[instance.id] = instance
-    persist()
     let snap = snapshot(instance, definition)
     output.announce(.assigned(button: button, control: snap))
     output.log(.notice, "button \(button) is now assigned \(instance.id)")
@@ -813,7 +831,16 @@ public final class ControlEngine {
     StateSnapshot(assignments: runtimeAssignments, values: storeValues)
   }
 
-  private func persist() { output.persist(persistentState) }
+  /// Saves the state; the error for the request that made the change when it cannot be.
+  @discardableResult
+  private func persist() -> ProtocolError? {
+    do {
+      try output.persist(persistentState)
+      return nil
+    } catch {
+      return error
+    }
+  }
 
   private func assignedInstances() -> [ControlInstance] {
     var seen = Set<String>()
@@ -855,6 +882,8 @@ public protocol ControlEngineOutput: AnyObject {
   func anticipate(_ job: ControlEngine.PerformJob?, button: String)
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
-  /// Persist the state (atomically; the adapter may coalesce writes).
-  func persist(_ state: StateSnapshot)
+  /// Persist the state, atomically and durably. Throws (`state-not-saved`) when it could
+  /// not be written: the engine then undoes the change that asked for the save and
+  /// answers the request with the error; the adapter reports it and saves again later.
+  func persist(_ state: StateSnapshot) throws(ProtocolError)
 }

@@ -53,6 +53,9 @@ public final class Daemon {
   /// Kind → the client that registered as its provider.
   private var providers: [String: ClientID] = [:]
   private var stopping = false
+  /// Pending retry of a failed save.
+  private var saveRetry: TimerID?
+  static let saveRetryInterval = TimeSpan.seconds(10)
   private var stopped = false
   /// Bounds the wait for commands at a stop.
   private var stopDeadline: TimerID?
@@ -178,6 +181,8 @@ public final class Daemon {
     stopped = true
     if let stopDeadline { loop.cancel(stopDeadline) }
     stopDeadline = nil
+    if let saveRetry { loop.cancel(saveRetry) }
+    saveRetry = nil
     save(engine.persistentState)
     loop.stop()
   }
@@ -508,8 +513,37 @@ extension Daemon: ControlEngineOutput {
     }
   }
 
-  public func persist(_ state: StateSnapshot) {
-    save(state)
+  public func persist(_ state: StateSnapshot) throws(ProtocolError) {
+    do {
+      try store.save(state)
+    } catch {
+      logger.error("cannot save the state to \(store.path): \(error)", event: "state-save-failed")
+      retrySaving()
+      throw ProtocolError(
+        .stateNotSaved, "the state cannot be saved to \(store.path) (\(error)); the change was not made")
+    }
+    if let timer = saveRetry {
+      loop.cancel(timer)
+      saveRetry = nil
+      logger.notice("the state is saved again to \(store.path)", event: "state-saved")
+    }
+  }
+
+  /// After a failed save, the state is saved again every ``saveRetryInterval`` until it
+  /// succeeds: what the engine did not undo (a reload's cleanup, a migration) is then
+  /// written as soon as the disk allows. Each request meanwhile gets its own error.
+  private func retrySaving() {
+    guard saveRetry == nil, !stopping else { return }
+    saveRetry = loop.schedule(at: loop.now() + Daemon.saveRetryInterval) { [unowned self] _ in
+      self.saveRetry = nil
+      do {
+        try self.store.save(self.engine.persistentState)
+        self.logger.notice("the state is saved again to \(self.store.path)", event: "state-saved")
+      } catch {
+        self.logger.debug("saving the state still fails: \(error)")
+        self.retrySaving()
+      }
+    }
   }
 
   private func run(

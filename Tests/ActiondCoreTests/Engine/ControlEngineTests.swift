@@ -25,7 +25,12 @@ private final class Recorder: ControlEngineOutput {
     trail.append(job.map { "anticipate \(button) \($0.kind)" } ?? "forget \(button)")
   }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
-  func persist(_ state: StateSnapshot) { persisted.append(state) }
+  /// When set, saving fails with it (a full disk).
+  var saveError: ProtocolError?
+  func persist(_ state: StateSnapshot) throws(ProtocolError) {
+    if let saveError { throw saveError }
+    persisted.append(state)
+  }
 }
 
 private func configuration(
@@ -194,6 +199,32 @@ private func configuration(
     changed.buttons[1].grab = true
     engine.apply(configuration: changed, at: t0 + .milliseconds(700))
     #expect(!recorder.events.contains { $0.name == .cancelled })
+  }
+
+  @Test func aChangeThatCannotBeSavedIsNotMadeAndTheRequestFails() throws {
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    engine.start()
+    let timer = try #require(engine.assignment(of: "action"))
+    recorder.saveError = ProtocolError(.stateNotSaved, "disk full")
+    recorder.events = []
+    var setResult: Result<ControlSnapshot, ProtocolError>?
+    engine.set(timer, to: true) { setResult = $0 }
+    #expect(setResult == .failure(ProtocolError(.stateNotSaved, "disk full")))
+    var performResult: Result<ControlSnapshot, ProtocolError>?
+    engine.perform(timer, button: nil, source: .socket) { performResult = $0 }
+    #expect(performResult == .failure(ProtocolError(.stateNotSaved, "disk full")))
+    #expect(!recorder.events.contains { $0.name == .state || $0.name == .performed }, "\(recorder.events)")
+    #expect(recorder.events.last?.name == .failed)
+    #expect(engine.value(of: timer) == .off)
+    let lamp = try engine.instance(kind: "org.example.lamp", configuration: nil)
+    #expect(throws: ProtocolError.self) { try engine.assign(lamp, to: "action") }
+    #expect(engine.assignment(of: "action") == timer)
+    // Saving works again: so does the change.
+    recorder.saveError = nil
+    engine.set(timer, to: true) { setResult = $0 }
+    #expect(engine.value(of: timer) == .on)
+    #expect(recorder.persisted.last?.values == ["org.example.timer": true])
   }
 
   // MARK: Store keys

@@ -43,6 +43,39 @@ import Testing
     #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.valueText == "Running")
   }
 
+  /// A change that cannot be saved is not made: `set`, `perform` and `assign` fail with
+  /// `state-not-saved`, nothing is announced as changed, the old file stays, and once the
+  /// disk takes writes again the next change is saved.
+  @Test func aChangeThatCannotBeSavedFailsAndIsNotMade() throws {
+    let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
+    guard mkdir(h.stateDirectory, 0o755) == 0 else { throw Errno.current }
+    let old = StateSnapshot(values: ["org.test.timer": false]).encoded()
+    try h.directory.write("state/state.json", old)
+    // Root ignores permission bits: a directory where the temporary file goes blocks saving.
+    guard mkdir(h.stateDirectory + "/state.json.tmp", 0o755) == 0 else { throw Errno.current }
+    try h.start()
+    let c = try h.connect()
+    try h.subscribe(c)
+    let set = try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#)
+    #expect(set.failure?.code == .stateNotSaved, "\(set)")
+    let perform = try h.request(c, #""request":"perform","button":"action""#)
+    #expect(perform.failure?.code == .stateNotSaved, "\(perform)")
+    let assign = try h.request(
+      c, #""request":"assign","button":"action","kind":"org.test.room","configuration":{"room":"hall"}"#)
+    #expect(assign.failure?.code == .stateNotSaved, "\(assign)")
+    let status = try h.request(c, #""request":"status""#)
+    #expect(status.buttons?.first?.control?.kind == "org.test.timer")
+    #expect(status.buttons?.first?.control?.value == false, "the state claims what is not stored")
+    #expect(readFile(h.stateDirectory + "/state.json") == old)
+    #expect(h.log.contains("event=state-save-failed"))
+
+    guard rmdir(h.stateDirectory + "/state.json.tmp") == 0 else { throw Errno.current }
+    #expect(try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#).control?.value == true)
+    #expect(readFile(h.stateDirectory + "/state.json")?.contains(#""org.test.timer": true"#) == true)
+    #expect(h.log.contains("event=state-saved"))
+    #expect(try h.stop() == 0)
+  }
+
   @Test func corruptStateFileIsKeptAsideAndTheDaemonStarts() throws {
     let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
     guard mkdir(h.stateDirectory, 0o755) == 0 else { throw Errno.current }
