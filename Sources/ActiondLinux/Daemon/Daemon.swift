@@ -136,7 +136,8 @@ public final class Daemon {
     logger.notice(
       "actiond \(ActiondVersion.string) running: \(configuration.buttons.count) button(s), "
         + "\(configuration.controls.count) control(s), socket \(server.path)", event: "started")
-    notify { try $0.ready(status: statusLine()) }
+    let status = statusLine()
+    notify { try $0.ready(status: status) }
     notifier.startWatchdog(on: loop) { [logger] error in logger.warning("watchdog ping failed: \(error)") }
     try loop.run()
   }
@@ -216,13 +217,19 @@ public final class Daemon {
       logger.error("\(error)", event: "config-problem")
       announce(.configReloaded(applied: false, problems: ["\(error)"]))
     }
-    notify { try $0.ready(status: statusLine()) }
+    let status = statusLine()
+    notify { try $0.ready(status: status) }
   }
 
+  /// The sd_notify STATUS line, from the input manager's bindings (their one owner).
+  /// Logged at debug too, so what systemd shows can be followed outside systemd.
   private func statusLine() -> String {
     let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
-    return "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
+    let line =
+      "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
       + "\(server?.clientCount ?? 0) client(s)"
+    logger.debug("status: \(line)", event: "status")
+    return line
   }
 
   private func notify(_ body: (SystemdNotifier) throws -> Void) {
@@ -262,12 +269,14 @@ public final class Daemon {
       devices[snap.devnode] = snap
       if readOnly { logger.warning("\(snap.devnode) opened read-only (no write access)", event: "device-read-only") }
       announce(.deviceAdded(snap))
-      notify { try $0.status(statusLine()) }
+      let status = statusLine()
+      notify { try $0.status(status) }
     case .deviceUnbound(let info, let reason):
       let node = info.devnode ?? info.syspath
       let snap = devices.removeValue(forKey: node) ?? deviceSnapshot(info, buttons: [], grabbed: false)
       announce(.deviceRemoved(snap, reason: Daemon.describe(reason)))
-      notify { try $0.status(statusLine()) }
+      let status = statusLine()
+      notify { try $0.status(status) }
     case .refused(let button, let device, let reason):
       logger.warning(
         "button \(configuration.buttons[button].name): not binding \(device.devnode ?? device.syspath) "
