@@ -76,6 +76,22 @@ import Testing
     #expect(try h.stop() == 0)
   }
 
+  /// A state file that cannot be read is never overwritten by defaults: saving is off, so
+  /// every change is refused with `state-not-saved` rather than answered and then lost.
+  @Test func anUnreadableStateFileMakesEveryChangeFail() throws {
+    let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
+    guard mkdir(h.stateDirectory, 0o755) == 0, mkdir(h.stateDirectory + "/state.json", 0o755) == 0 else {
+      throw Errno.current
+    }
+    try h.start()
+    #expect(h.log.contains("event=state-unreadable"))
+    let c = try h.connect()
+    let set = try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#)
+    #expect(set.failure?.code == .stateNotSaved, "\(set)")
+    #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.value == false)
+    #expect(try h.stop() == 0)
+  }
+
   @Test func corruptStateFileIsKeptAsideAndTheDaemonStarts() throws {
     let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
     guard mkdir(h.stateDirectory, 0o755) == 0 else { throw Errno.current }
