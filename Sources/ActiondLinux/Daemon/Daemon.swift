@@ -151,6 +151,9 @@ public final class Daemon {
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
     input.shutdown()
+    // No hold is decided any more while the stop waits for commands.
+    if let timer { loop.cancel(timer) }
+    timer = nil
     for timer in pendingPreparations.values { loop.cancel(timer) }
     pendingPreparations = [:]
     runner.terminateAll()
@@ -189,6 +192,7 @@ public final class Daemon {
   }
 
   private func reloadConfiguration() {
+    guard !stopping else { return }  // the devices are closed already
     let now = loop.now()
     notify { try $0.reloading(at: now) }
     logger.notice("reloading the configuration (SIGHUP)", event: "reloading")
@@ -402,7 +406,7 @@ extension Daemon: ControlEngineOutput {
   public func armTimer(at deadline: MonotonicInstant?) {
     if let timer { loop.cancel(timer) }
     timer = nil
-    guard let deadline else { return }
+    guard let deadline, !stopping else { return }
     timer = loop.schedule(at: deadline) { [unowned self] now in
       self.timer = nil
       // A release stamped before the deadline may still be unread: drain first, so the
