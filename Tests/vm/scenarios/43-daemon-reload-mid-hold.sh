@@ -19,7 +19,6 @@ cp two.json config.json
 start_daemon config.json
 wait_bound
 watch_start
-expect_line "$DAEMON_LOG" 'status: 2/2 button\(s\) bound'
 
 dev_cmd a "down KEY_PROG1"
 wait_for_event watch.log pressed 1
@@ -34,6 +33,7 @@ wait_for_event watch.log config-reloaded 2
 dev_cmd a "up KEY_PROG1"
 wait_for_event watch.log released-after-hold 1
 expect_event watch.log device-removed 0
+expect_line "$DAEMON_LOG" 'status: 2/2 button\(s\) bound'
 last_status=$(grep 'event=status' "$DAEMON_LOG" | tail -1)
 step "last status: $last_status"
 case $last_status in
