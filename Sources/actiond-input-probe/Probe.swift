@@ -167,6 +167,8 @@ struct InputProbe {
       return "event \(seconds(at)) EV_KEY \(key) \(value) button=\(name(button))"
     case .resync(let button, let isDown, let at):
       return "resync \(seconds(at)) \(name(button)) \(isDown ? "down" : "up")"
+    case .releasedByKernel(let button, let at):
+      return "released-by-kernel \(seconds(at)) \(name(button))"
     case .lost(let button, let at):
       return "lost \(seconds(at)) \(name(button))"
     case .refused(let button, let info, let reason):

@@ -286,6 +286,23 @@ import Testing
     )
   }
 
+  @Test func releasedAfterHoldHasItsOwnNameAndTheReleaseMembers() throws {
+    let e = Event.releasedAfterHold(
+      button: "action", kind: "org.example.timer", time: MonotonicInstant(nanoseconds: 5_900_000_000),
+      duration: .milliseconds(900))
+    #expect(
+      String(decoding: ServerMessage.event(e).line, as: UTF8.self)
+        == #"{"type":"event","event":"released-after-hold","button":"action","kind":"org.example.timer","time":5900000,"durationMs":900}"#
+        + "\n")
+    #expect(EventName(rawValue: "released-after-hold") == .releasedAfterHold)
+    #expect(SubscriptionFilter(events: [.releasedAfterHold]).matches(e))
+    #expect(!SubscriptionFilter(events: [.released]).matches(e), "a client of short presses does not get it")
+    let line = EventLogLine(e)
+    #expect(line.level == .info)
+    #expect(line.event == "released-after-hold")
+    #expect(line.message == "button action released after its hold (900 ms)")
+  }
+
   @Test func everyEventRoundTrips() throws {
     let t = MonotonicInstant(nanoseconds: 1_234_000)
     let events: [Event] = [
@@ -293,6 +310,8 @@ import Testing
       .pressed(button: "action", kind: nil, hint: nil, time: t, threshold: .milliseconds(600)),
       .released(button: "action", kind: "k", hint: "Hold to Start", time: t, duration: .milliseconds(120)),
       .held(button: "action", kind: "k", time: t),
+      .releasedAfterHold(button: "action", kind: "k", time: t, duration: .milliseconds(900)),
+      .releasedAfterHold(button: "action", kind: nil, time: t, duration: .milliseconds(700)),
       .performing(kind: "k", button: "action", source: .button, value: true),
       .performing(kind: "k", button: nil, source: .socket, value: nil),
       .performed(button: "action", source: .button, control: Self.timer),

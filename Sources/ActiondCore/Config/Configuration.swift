@@ -142,3 +142,17 @@ public struct ButtonConfig: Hashable, Sendable {
     }
   }
 }
+
+extension Configuration {
+  /// The buttons a reload from `old` to this configuration leaves exactly as they were
+  /// (name, key, device match, timing, grab): new index → old index. Both the engine
+  /// (recognizers) and the input layer (device bindings) carry these over, by this one
+  /// rule, so a press or hold in progress on an untouched button survives a reload.
+  public func unchangedButtons(since old: Configuration) -> [Int: Int] {
+    var unchanged: [Int: Int] = [:]
+    for (index, button) in buttons.enumerated() {
+      if let before = old.buttons.firstIndex(of: button) { unchanged[index] = before }
+    }
+    return unchanged
+  }
+}

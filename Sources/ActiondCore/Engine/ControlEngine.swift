@@ -58,13 +58,14 @@ public final class ControlEngine {
   public private(set) var configuration: Configuration
   private var recognizers: ButtonRecognizers
   private var armedDeadline: MonotonicInstant?
-  /// Button index → the devices currently serving it.
-  private var boundDevices: [Set<String>]
   private var assignments: [String: ControlInstance] = [:]
   private var runtimeAssignments: [String: StateSnapshot.Assignment] = [:]
   private var instances: [String: ControlInstance] = [:]
   private var values: [String: ControlValue] = [:]
+  /// Store-backed values by ``ControlInstance/storeKey``.
   private var storeValues: [String: Bool] = [:]
+  /// Set when loading migrated or pruned store values: `start()` saves them.
+  private var storeValuesChanged = false
   private var inFlight: [String: InFlight] = [:]
   /// Instances whose value is being read before a perform can decide what to request.
   private var readingToPerform: Set<String> = []
@@ -94,18 +95,54 @@ public final class ControlEngine {
     self.configuration = configuration
     self.output = output
     self.recognizers = ControlEngine.makeRecognizers(configuration)
-    self.boundDevices = Array(repeating: [], count: configuration.buttons.count)
     self.storeValues = state.values
     self.runtimeAssignments = state.assignments
     resolveAssignments(announce: false)
+    storeValuesChanged = reconcileStoreValues()
   }
 
   // MARK: - Start
 
-  /// Reads the value of every assigned toggle (store-backed ones at once). Call once the
-  /// adapter can run value reads.
+  /// Reads the value of every configured control instance (store-backed ones at once):
+  /// the assigned ones, those named since, and the default instance of every definition
+  /// nobody configured yet (what `list` shows). Call once the adapter can run value reads.
   public func start() {
-    for instance in assignedInstances() { refresh(instance) }
+    if storeValuesChanged {
+      storeValuesChanged = false
+      persist()  // nobody to tell on failure: the adapter logs it and saves again later
+    }
+    for instance in valueInstances() { refresh(instance) }
+  }
+
+  /// Brings the store values in line with the configuration; true when something changed.
+  ///
+  /// - State files before store keys keyed a value by instance id, defaults included
+  ///   (`kind{led=green}` for an assignment that gave no `led`). For every instance the
+  ///   configuration names (assignments and each definition's default instance), such a
+  ///   value is copied to the instance's store key unless one is already there.
+  /// - Values of kinds the configuration no longer defines are dropped (logged), so the
+  ///   state file does not keep what nothing can show. Values of kinds that still exist are
+  ///   kept whatever their configuration: the user may assign that configuration again.
+  private func reconcileStoreValues() -> Bool {
+    var changed = false
+    var named = Array(assignments.values)
+    for definition in configuration.controls {
+      if let bare = try? ControlInstance(definition: definition, configuration: [:] as JSONObject) {
+        named.append(bare)
+      }
+    }
+    for instance in named.sorted(by: { $0.id < $1.id }) where instance.storeKey != instance.id {
+      guard storeValues[instance.storeKey] == nil, let legacy = storeValues[instance.id] else { continue }
+      storeValues[instance.storeKey] = legacy
+      changed = true
+    }
+    for key in storeValues.keys.sorted() where configuration.control(kind: ControlInstance.kind(ofStoreKey: key)) == nil
+    {
+      storeValues[key] = nil
+      changed = true
+      output.log(.notice, "dropped the stored value of \(key): its kind is no longer configured")
+    }
+    return changed
   }
 
   // MARK: - Buttons
@@ -132,18 +169,18 @@ public final class ControlEngine {
   public var nextDeadline: MonotonicInstant? { recognizers.nextDeadline?.at }
 
   /// A device serving `button` was opened; `keyDown` is the key's state at that moment
-  /// (a key already down is not a press).
+  /// (a key already down is not a press). Which device serves which button is the input
+  /// layer's to know (`buttonStatus(_:devices:)` asks it); the engine only needs the key.
   public func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
-    guard button < boundDevices.count else { return }
-    boundDevices[button].insert(device)
+    guard button < recognizers.count else { return }
     handle(recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
 
-  /// The device serving `button` vanished (unplugged, read error): a pending hold is cancelled.
+  /// The device serving `button` vanished (unplugged, read error), or the kernel released
+  /// its keys itself because it is going away: a pending hold is cancelled (`device-lost`).
   public func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
-    guard button < boundDevices.count else { return }
-    boundDevices[button].remove(device)
+    guard button < recognizers.count else { return }
     handle(recognizers.deviceLost(button: button, at: time), button: button)
     rearm()
   }
@@ -183,7 +220,7 @@ public final class ControlEngine {
         }
         forgetAnticipation(button: config.name)
       case .releasedAfterHold(let at, let heldFor):
-        output.log(.debug, "button \(config.name) released after hold at \(at) (held \(heldFor))")
+        output.announce(.releasedAfterHold(button: config.name, kind: kind, time: at, duration: heldFor))
       case .cancelled(_, let reason, let afterHold):
         // After a hold the perform already happened; there is nothing left to cancel.
         if !afterHold {
@@ -366,8 +403,17 @@ public final class ControlEngine {
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
-        storeValues[instanceID] = requested
-        persist()
+        let key = job.instance.storeKey
+        let old = storeValues[key]
+        storeValues[key] = requested
+        if let error = persist() {
+          // Not stored is not changed: the value stays, and so does what was announced.
+          storeValues[key] = old
+          inFlight[instanceID] = nil
+          output.announce(.failed(kind: job.kind, button: job.button, source: job.source, error: error))
+          entry.value.completion?(.failure(error))
+          return
+        }
         setValue(ControlValue(requested), of: job.instance, definition)
         finishPerform(instanceID)
       } else if definition.type == .toggle {
@@ -411,7 +457,7 @@ public final class ControlEngine {
 
   private func value(of instance: ControlInstance, _ definition: ControlDefinition) -> ControlValue {
     if case .store(let initial) = definition.value ?? .store(initial: false) {
-      return ControlValue(storeValues[instance.id] ?? initial)
+      return ControlValue(storeValues[instance.storeKey] ?? initial)
     }
     return values[instance.id] ?? .unknown
   }
@@ -518,18 +564,23 @@ public final class ControlEngine {
       return
     }
     instances[instance.id] = instance
-    if storeValues[instance.id] != newValue {
-      storeValues[instance.id] = newValue
-      persist()
+    let old = storeValues[instance.storeKey]
+    if old != newValue {
+      storeValues[instance.storeKey] = newValue
+      if let error = persist() {
+        storeValues[instance.storeKey] = old
+        completion(.failure(error))
+        return
+      }
     }
     setValue(ControlValue(newValue), of: instance, definition)
     completion(.success(snapshot(instance, definition)))
   }
 
-  /// `reload`: re-runs the value providers of `kind`'s known instances (all kinds when nil)
-  /// and announces what changed (`ControlCenter.reloadControls(ofKind:)`).
+  /// `reload`: re-runs the value providers of `kind`'s instances (all kinds when nil),
+  /// assigned or not, and announces what changed (`ControlCenter.reloadControls(ofKind:)`).
   public func reload(kind: String?, completion: (() -> Void)? = nil) {
-    let targets = knownInstances().filter { kind == nil || $0.kind == kind }
+    let targets = valueInstances().filter { kind == nil || $0.kind == kind }
     var remaining = targets.count
     guard remaining > 0 else {
       completion?()
@@ -548,7 +599,7 @@ public final class ControlEngine {
   /// A client application became the provider for `kinds`: their values are read from it.
   public func providerConnected(kinds: [String]) {
     connectedProviders.formUnion(kinds)
-    for instance in knownInstances() where kinds.contains(instance.kind) { refresh(instance) }
+    for instance in valueInstances() where kinds.contains(instance.kind) { refresh(instance) }
   }
 
   /// The provider for `kinds` went away: their values become unavailable (never a guess).
@@ -577,10 +628,14 @@ public final class ControlEngine {
     stored.replaces = fromFile.map {
       StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
     }
+    let (oldStored, oldAssigned) = (runtimeAssignments[button], assignments[button])
     runtimeAssignments[button] = stored
     assignments[button] = instance
+    if let error = persist() {
+      (runtimeAssignments[button], assignments[button]) = (oldStored, oldAssigned)
+      throw error
+    }
     instances[instance.id] = instance
-    persist()
     let snap = snapshot(instance, definition)
     output.announce(.assigned(button: button, control: snap))
     output.log(.notice, "button \(button) is now assigned \(instance.id)")
@@ -634,30 +689,50 @@ public final class ControlEngine {
   // MARK: - Configuration
 
   /// Replaces the configuration (SIGHUP, `reload` of everything) with one that already
-  /// validated. Presses in progress are cancelled (the button may have changed);
-  /// store values and run-time assignments that still fit are kept.
+  /// validated. A button whose configuration did not change keeps its recognizer, so a
+  /// press or hold in progress on it goes on as if nothing happened (the input layer keeps
+  /// its device binding by the same rule, ``Configuration/unchangedButtons(since:)``). On a
+  /// button that changed or went away, a press that was announced and not yet decided is
+  /// `cancelled` (reason `reload`); a hold already performed or a key never announced
+  /// ends silently, and a release waiting for its debounce is confirmed. Store values and
+  /// run-time assignments that still fit are kept.
   public func apply(configuration new: Configuration, at time: MonotonicInstant) {
-    for index in 0..<recognizers.count where recognizers[index].recognizer.isDown {
-      let name = configuration.buttons[index].name
-      forgetAnticipation(button: name)
-      output.announce(.cancelled(button: name, kind: assignments[name]?.kind, reason: "reload"))
+    let unchanged = new.unchangedButtons(since: configuration)
+    let carried = Set(unchanged.values)
+    for index in 0..<recognizers.count where !carried.contains(index) {
+      handle(recognizers.abandon(button: index, at: time), button: index)
     }
     configuration = new
-    recognizers = ControlEngine.makeRecognizers(new)
-    boundDevices = Array(repeating: [], count: new.buttons.count)
-    // Values of kinds whose definition changed may mean something else now: forget them.
-    values = values.filter { id, _ in instances[id].map { new.control(kind: $0.kind) != nil } ?? false }
-    instances = instances.filter { new.control(kind: $0.value.kind) != nil }
+    recognizers = ControlEngine.makeRecognizers(new, keeping: unchanged, from: recognizers)
+    // Instances are rebuilt from what the user chose against the new definitions (a
+    // default may have changed, and with it the instance); those that no longer fit go.
+    var rebuilt: [String: ControlInstance] = [:]
+    for old in instances.values {
+      guard let definition = new.control(kind: old.kind),
+        let instance = try? ControlInstance(definition: definition, configuration: old.configuration)
+      else { continue }
+      rebuilt[instance.id] = instance
+    }
+    instances = rebuilt
+    // Values read under the old definitions are re-read by `start()` below; until then
+    // only those of instances that still exist are shown.
+    values = values.filter { rebuilt[$0.key] != nil }
     resolveAssignments(announce: true)
+    _ = reconcileStoreValues()
     persist()
     rearm()
     start()
   }
 
-  private static func makeRecognizers(_ configuration: Configuration) -> ButtonRecognizers {
+  /// Fresh recognizers for `configuration`'s buttons, except those in `unchanged` (new
+  /// index → old index), which carry over from `old` with whatever press they are in.
+  private static func makeRecognizers(
+    _ configuration: Configuration, keeping unchanged: [Int: Int] = [:], from old: ButtonRecognizers? = nil
+  ) -> ButtonRecognizers {
     ButtonRecognizers(
-      configuration.buttons.map { b in
-        ButtonRecognizers.Button(
+      configuration.buttons.enumerated().map { index, b in
+        if let old, let from = unchanged[index], from < old.count { return old[from] }
+        return ButtonRecognizers.Button(
           keyCode: b.keyCode,
           settings: (try? RecognizerSettings(holdThreshold: b.holdThreshold, debounce: b.debounce)) ?? .default)
       })
@@ -687,11 +762,12 @@ public final class ControlEngine {
   }
 
   /// `status`: every button (or one), its key, devices, threshold and assigned control.
-  public func buttonStatus(_ name: String? = nil) -> [ButtonStatus] {
+  /// `devices` names the devices serving a button index: the input layer owns that.
+  public func buttonStatus(_ name: String? = nil, devices: (Int) -> [String] = { _ in [] }) -> [ButtonStatus] {
     configuration.buttons.enumerated().compactMap { index, b in
       guard name == nil || b.name == name else { return nil }
       return ButtonStatus(
-        name: b.name, key: b.keyName, devices: boundDevices[index].sorted(), holdThreshold: b.holdThreshold,
+        name: b.name, key: b.keyName, devices: devices(index).sorted(), holdThreshold: b.holdThreshold,
         control: assignments[b.name].flatMap { snapshot($0) })
     }
   }
@@ -701,11 +777,32 @@ public final class ControlEngine {
   public func controlList(kind: String? = nil) -> [ControlSnapshot] {
     var out: [ControlSnapshot] = []
     for definition in configuration.controls where kind == nil || definition.kind == kind {
-      let known = knownInstances().filter { $0.kind == definition.kind }
-      if known.isEmpty, let bare = try? ControlInstance(definition: definition, configuration: [:] as JSONObject) {
-        out.append(snapshot(bare, definition))
-      } else {
-        out += known.map { snapshot($0, definition) }
+      out += listedInstances(of: definition).map { snapshot($0, definition) }
+    }
+    return out
+  }
+
+  /// The instances `list` shows for `definition`: the known ones, or its default
+  /// (unconfigured) instance when none is known yet.
+  private func listedInstances(of definition: ControlDefinition) -> [ControlInstance] {
+    let known = knownInstances().filter { $0.kind == definition.kind }
+    if known.isEmpty, let bare = try? ControlInstance(definition: definition, configuration: [:] as JSONObject) {
+      return [bare]
+    }
+    return known
+  }
+
+  /// Every instance whose value is read at start, on `reload` and when a provider
+  /// connects: the assigned ones (even unconfigured: they then show why they are
+  /// unavailable) and every other listed instance that is configured (an unassigned
+  /// one the user never configured has no value to read: its hint says what is missing).
+  private func valueInstances() -> [ControlInstance] {
+    var seen = Set<String>()
+    var out: [ControlInstance] = []
+    for instance in assignedInstances() where seen.insert(instance.id).inserted { out.append(instance) }
+    for definition in configuration.controls where definition.type == .toggle {
+      for instance in listedInstances(of: definition) where instance.isConfigured && seen.insert(instance.id).inserted {
+        out.append(instance)
       }
     }
     return out
@@ -734,7 +831,16 @@ public final class ControlEngine {
     StateSnapshot(assignments: runtimeAssignments, values: storeValues)
   }
 
-  private func persist() { output.persist(persistentState) }
+  /// Saves the state; the error for the request that made the change when it cannot be.
+  @discardableResult
+  private func persist() -> ProtocolError? {
+    do {
+      try output.persist(persistentState)
+      return nil
+    } catch {
+      return error
+    }
+  }
 
   private func assignedInstances() -> [ControlInstance] {
     var seen = Set<String>()
@@ -776,6 +882,8 @@ public protocol ControlEngineOutput: AnyObject {
   func anticipate(_ job: ControlEngine.PerformJob?, button: String)
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
-  /// Persist the state (atomically; the adapter may coalesce writes).
-  func persist(_ state: StateSnapshot)
+  /// Persist the state, atomically and durably. Throws (`state-not-saved`) when it could
+  /// not be written: the engine then undoes the change that asked for the save and
+  /// answers the request with the error; the adapter reports it and saves again later.
+  func persist(_ state: StateSnapshot) throws(ProtocolError)
 }

@@ -22,7 +22,7 @@ public struct EventLogLine: Hashable, Sendable {
   /// log's level cost nothing but this.
   public static func level(of event: Event) -> LogLevel {
     switch event {
-    case .pressed, .released, .held, .performing, .cancelled: .info
+    case .pressed, .released, .releasedAfterHold, .held, .performing, .cancelled: .info
     case .performed, .busy, .assigned, .deviceAdded, .deviceRemoved: .notice
     case .failed: .warning
     case .state(let control, _): control.available ? .info : .warning
@@ -39,6 +39,9 @@ public struct EventLogLine: Hashable, Sendable {
       fields = [("button", button), ("kind", kind ?? ""), ("threshold_ms", String(threshold.milliseconds))]
     case .released(let button, let kind, let hint, _, let duration):
       message = "button \(button) short press (\(duration.milliseconds) ms): \(hint ?? "nothing assigned")"
+      fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
+    case .releasedAfterHold(let button, let kind, _, let duration):
+      message = "button \(button) released after its hold (\(duration.milliseconds) ms)"
       fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
     case .held(let button, let kind, _):
       message = "button \(button) held\(kind.map { ": performing \($0)" } ?? ", but nothing is assigned")"

@@ -46,7 +46,7 @@ public enum DeviceUnbindReason: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What the input layer reports. Button numbers are indices into the binding list
-/// last given to ``InputSource/start(_:)`` or ``InputSource/reconfigure(_:)``.
+/// last given to ``InputSource/start(_:)`` or ``InputSource/reconfigure(_:keeping:)``.
 public enum InputEvent {
   /// A device was opened for (or changed its set of) bound buttons.
   case deviceBound(InputDeviceInfo, buttons: [Int], grabbed: Bool, readOnly: Bool)
@@ -61,6 +61,10 @@ public enum InputEvent {
   /// The kernel dropped events (`SYN_DROPPED`); after resynchronising, the key is
   /// `isDown`. Events lost in between are not guessed.
   case resync(button: Int, isDown: Bool, at: MonotonicInstant)
+  /// The kernel released the button's key itself, in a frame ended by `SYN_REPORT` value 1:
+  /// the device is going away (unplug; ``lost(button:at:)`` follows) or was reset. Nothing
+  /// was dropped and the release is not the user's: a press in progress is `device-lost`.
+  case releasedByKernel(button: Int, at: MonotonicInstant)
   /// The button's device went away or stopped matching: a hold in progress is cancelled.
   case lost(button: Int, at: MonotonicInstant)
   /// A device matches the button but does not have its key: the binding is refused
@@ -86,10 +90,13 @@ public protocol InputSource: AnyObject {
   var onEvent: (InputEvent) -> Void { get set }
   /// Discovers devices and binds the buttons that have one; the others wait quietly.
   func start(_ bindings: [ButtonBinding]) throws
-  /// Replaces the binding list (configuration reload). Devices that stay bound stay
-  /// open; every bound button reports ``InputEvent/appeared(button:device:isDown:at:)``
-  /// again under its new index.
-  func reconfigure(_ bindings: [ButtonBinding])
+  /// Replaces the binding list (configuration reload). `unchanged` maps new indices to
+  /// old ones for buttons whose configuration is identical
+  /// (`Configuration.unchangedButtons(since:)`): they stay on their device, silently,
+  /// under the new index. Every other bound button reports
+  /// ``InputEvent/appeared(button:device:isDown:at:)`` under its new index. Devices that
+  /// stay bound stay open.
+  func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int])
   /// Reads everything pending on the button's device now, delivering its events before
   /// returning: a hold deadline calls this first, so a release stamped before the
   /// deadline is seen even when it was not read yet.
@@ -100,6 +107,12 @@ public protocol InputSource: AnyObject {
   var knownDevices: [InputDeviceInfo] { get }
   /// The device a button is bound to, or nil while it waits for one.
   func device(forButton button: Int) -> InputDeviceInfo?
+}
+
+extension InputSource {
+  /// Replaces the binding list keeping no button's binding: every bound button reports
+  /// ``InputEvent/appeared(button:device:isDown:at:)`` again.
+  public func reconfigure(_ bindings: [ButtonBinding]) { reconfigure(bindings, keeping: [:]) }
 }
 
 extension ButtonBinding {

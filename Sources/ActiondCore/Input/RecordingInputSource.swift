@@ -35,7 +35,7 @@ public final class RecordingInputSource: InputSource {
     self.bindings = bindings
   }
 
-  public func reconfigure(_ bindings: [ButtonBinding]) {
+  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int]) {
     calls.append(.reconfigure(bindings.map(\.name)))
     self.bindings = bindings
   }

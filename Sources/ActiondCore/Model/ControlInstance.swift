@@ -25,6 +25,21 @@ public struct ControlInstance: Hashable, Sendable, CustomStringConvertible {
     return kind + "{" + parts.joined(separator: ",") + "}"
   }
 
+  /// The key of a store-backed value in the state store: the kind alone without explicit
+  /// values, otherwise the kind and only the values the assignment gave (not defaults),
+  /// escaped like ``id``. Editing a parameter's default in the definition therefore keeps
+  /// the user's stored value; two configurations the user chose differently stay apart.
+  public var storeKey: String {
+    guard !configuration.isEmpty else { return kind }
+    let parts = configuration.keys.sorted().map { "\($0)=\(ControlInstance.escape(configuration[$0]!.text))" }
+    return kind + "{" + parts.joined(separator: ",") + "}"
+  }
+
+  /// The kind a store key (``storeKey``, or an ``id`` as older state files used) belongs to.
+  public static func kind(ofStoreKey key: String) -> String {
+    key.firstIndex(of: "{").map { String(key[..<$0]) } ?? key
+  }
+
   public var description: String { id }
 
   /// The explicit configuration as a JSON object, members sorted by name: what the socket

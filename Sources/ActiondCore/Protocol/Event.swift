@@ -1,6 +1,8 @@
 /// The name of an announcement, as written in an event's `event` member.
 public enum EventName: String, Hashable, Sendable, CaseIterable {
-  case pressed, released, held, performing, performed, failed, busy, cancelled, state, assigned
+  case pressed, released
+  case releasedAfterHold = "released-after-hold"
+  case held, performing, performed, failed, busy, cancelled, state, assigned
   case deviceAdded = "device-added"
   case deviceRemoved = "device-removed"
   case configReloaded = "config-reloaded"
@@ -22,6 +24,9 @@ public enum Event: Hashable, Sendable {
   case pressed(button: String, kind: String?, hint: String?, time: MonotonicInstant, threshold: TimeSpan)
   /// A short press: released before the threshold. Nothing was performed; the hint is the announcement.
   case released(button: String, kind: String?, hint: String?, time: MonotonicInstant, duration: TimeSpan)
+  /// The key went up after `held`: the hold is over (the intent was already performed
+  /// at the threshold). With `held` it lets a client build "while held" behaviour.
+  case releasedAfterHold(button: String, kind: String?, time: MonotonicInstant, duration: TimeSpan)
   /// The hold reached the threshold; the intent is about to run.
   case held(button: String, kind: String?, time: MonotonicInstant)
   /// The intent started. `value` is the target value of a toggle.
@@ -48,6 +53,7 @@ public enum Event: Hashable, Sendable {
     switch self {
     case .pressed: return .pressed
     case .released: return .released
+    case .releasedAfterHold: return .releasedAfterHold
     case .held: return .held
     case .performing: return .performing
     case .performed: return .performed
@@ -65,8 +71,8 @@ public enum Event: Hashable, Sendable {
   /// The buttons this event concerns (for subscription filters).
   public var buttons: [String] {
     switch self {
-    case .pressed(let b, _, _, _, _), .released(let b, _, _, _, _), .held(let b, _, _), .cancelled(let b, _, _),
-      .assigned(let b, _):
+    case .pressed(let b, _, _, _, _), .released(let b, _, _, _, _), .releasedAfterHold(let b, _, _, _),
+      .held(let b, _, _), .cancelled(let b, _, _), .assigned(let b, _):
       return [b]
     case .performing(_, let b, _, _), .failed(_, let b, _, _), .busy(_, let b, _), .performed(let b, _, _):
       return b.map { [$0] } ?? []
@@ -79,7 +85,8 @@ public enum Event: Hashable, Sendable {
   /// The control kind this event concerns, if any (for subscription filters).
   public var kind: String? {
     switch self {
-    case .pressed(_, let k, _, _, _), .released(_, let k, _, _, _), .held(_, let k, _), .cancelled(_, let k, _):
+    case .pressed(_, let k, _, _, _), .released(_, let k, _, _, _), .releasedAfterHold(_, let k, _, _),
+      .held(_, let k, _), .cancelled(_, let k, _):
       return k
     case .performing(let k, _, _, _), .failed(let k, _, _, _), .busy(let k, _, _): return k
     case .performed(_, _, let c), .state(let c, _): return c.kind
@@ -103,6 +110,11 @@ public enum Event: Hashable, Sendable {
       b.set("button", button)
       b.set("kind", kind)
       b.set("hint", hint)
+      b.set("time", time.microseconds)
+      b.set("durationMs", duration.milliseconds)
+    case .releasedAfterHold(let button, let kind, let time, let duration):
+      b.set("button", button)
+      b.set("kind", kind)
       b.set("time", time.microseconds)
       b.set("durationMs", duration.milliseconds)
     case .held(let button, let kind, let time):
@@ -177,6 +189,11 @@ public enum Event: Hashable, Sendable {
     case .released:
       self = .released(
         button: try r.string("button"), kind: try r.optionalString("kind"), hint: try r.optionalString("hint"),
+        time: MonotonicInstant(nanoseconds: try r.integer("time") * 1_000),
+        duration: .milliseconds(try r.optionalInteger("durationMs") ?? 0))
+    case .releasedAfterHold:
+      self = .releasedAfterHold(
+        button: try r.string("button"), kind: try r.optionalString("kind"),
         time: MonotonicInstant(nanoseconds: try r.integer("time") * 1_000),
         duration: .milliseconds(try r.optionalInteger("durationMs") ?? 0))
     case .held:

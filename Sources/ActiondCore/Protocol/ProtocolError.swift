@@ -39,6 +39,10 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
   public static let failed = ProtocolErrorCode("failed")
   /// The intent or provider did not answer within its timeout.
   public static let timeout = ProtocolErrorCode("timeout")
+  /// The change could not be written to the state store (disk full, read-only or
+  /// unreadable state directory, ...). It was not made: the state is as before, on disk
+  /// and as announced.
+  public static let stateNotSaved = ProtocolErrorCode("state-not-saved")
   /// Another client is already the provider for this kind.
   public static let alreadyRegistered = ProtocolErrorCode("already-registered")
   /// The kind's intent and value provider are not `provider`, so it cannot be registered.
@@ -61,7 +65,7 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
   /// Every code this version defines, in documentation order.
   public static let all: [ProtocolErrorCode] = [
     .badJSON, .badRequest, .unknownRequest, .notPermitted, .unknownButton, .unknownKind, .unassigned,
-    .invalidConfiguration, .notConfigured, .unsupported, .busy, .unavailable, .failed, .timeout,
+    .invalidConfiguration, .notConfigured, .unsupported, .busy, .unavailable, .failed, .timeout, .stateNotSaved,
     .alreadyRegistered, .notProvider, .unknownID, .lineTooLong, .tooManyClients, .lagged, .shuttingDown,
     .internal,
   ]

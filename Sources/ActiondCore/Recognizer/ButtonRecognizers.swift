@@ -74,6 +74,12 @@ public struct ButtonRecognizers: Hashable, Sendable {
     }
   }
 
+  /// `button` is being replaced (its configuration changed on a reload): a press in
+  /// progress ends (see ``PressRecognizer/abandon(at:)``).
+  public mutating func abandon(button: Int, at now: MonotonicInstant) -> PressRecognizer.Output {
+    buttons[button].recognizer.abandon(at: now)
+  }
+
   /// The device serving `button` disappeared.
   public mutating func deviceLost(button: Int, at now: MonotonicInstant) -> PressRecognizer.Output {
     buttons[button].recognizer.deviceLost(at: now)

@@ -146,12 +146,15 @@ public enum PressCancelReason: Hashable, Sendable, CustomStringConvertible {
   /// Events were dropped and the key is down again: the lost events may hide a
   /// release and a new press, so the pending press cannot be trusted.
   case resyncDown
+  /// The button's configuration changed (a reload) while it was pressed.
+  case reload
 
   public var description: String {
     switch self {
     case .deviceLost: "device-lost"
     case .resyncUp: "resync-up"
     case .resyncDown: "resync-down"
+    case .reload: "reload"
     }
   }
 }
@@ -350,6 +353,18 @@ public struct PressRecognizer: Hashable, Sendable {
   public mutating func deviceLost(at now: MonotonicInstant) -> Output {
     var out = Output()
     endPress(at: now, reason: .deviceLost, &out)
+    state = .idle
+    out.nextDeadline = nextDeadline
+    return out
+  }
+
+  /// The button is replaced (its configuration changed on a reload) at `now`: like a
+  /// lost device, a pending press is cancelled (reason `reload`), a hold already
+  /// announced ends without announcement to undo, and a release waiting for its
+  /// debounce is confirmed. A key never announced as a press ends silently.
+  public mutating func abandon(at now: MonotonicInstant) -> Output {
+    var out = Output()
+    endPress(at: now, reason: .reload, &out)
     state = .idle
     out.nextDeadline = nextDeadline
     return out

@@ -7,8 +7,10 @@
 ///   "assignments": { "action": { "kind": "org.example.flashlight", "configuration": { "led": "green" } } },
 ///   "values": { "org.example.timer": true } }
 /// ```
-/// Values are keyed by control instance id (the engine decides the id scheme, e.g. the
-/// kind, or kind plus configuration for configured instances).
+/// Values are keyed by ``ControlInstance/storeKey``: the kind, plus the explicit
+/// configuration for configured instances (`org.example.flashlight{led=green}`), never
+/// parameter defaults. Files written before that used the instance id (defaults included);
+/// the engine carries such keys over when it loads them.
 public struct StateSnapshot: Equatable, Sendable {
   /// The format this code writes and the only one it reads. A file with another version
   /// is treated as corrupt (kept aside), never half-understood.
@@ -42,7 +44,7 @@ public struct StateSnapshot: Equatable, Sendable {
 
   /// Button name → assignment.
   public var assignments: [String: Assignment]
-  /// Control instance id → value of a store-backed toggle.
+  /// Store key (``ControlInstance/storeKey``) → value of a store-backed toggle.
   public var values: [String: Bool]
 
   public init(assignments: [String: Assignment] = [:], values: [String: Bool] = [:]) {

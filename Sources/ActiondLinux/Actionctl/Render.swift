@@ -102,6 +102,7 @@ enum Render {
       return
         "pressed \(b)\(k.map { " \($0)" } ?? ""): \(hint ?? "no control assigned") (hold \(threshold.milliseconds) ms)"
     case .released(let b, _, let hint, _, _): return "released \(b): \(hint ?? "no control assigned")"
+    case .releasedAfterHold(let b, _, _, let d): return "released-after-hold \(b) (\(d.milliseconds) ms)"
     case .held(let b, let k, _): return "held \(b)\(k.map { " \($0)" } ?? "")"
     case .performing(let k, let b, let source, _): return "performing \(k)\(on(b)) (\(source.rawValue))"
     case .performed(let b, _, let c): return "performed \(c.kind)\(on(b)): \(c.displayName) \(state(c))"

@@ -145,6 +145,10 @@ final class Watch {
     case .cancelled(let button, _, _):
       if hold?.button == button { stopBar() }
       printLine(Render.event(e))
+    case .releasedAfterHold:
+      // The hold was already shown (held, performed); its end tells a person nothing
+      // new. `--json` passes it on for clients that act while a button is held.
+      break
     default:
       printLine(Render.event(e))
     }

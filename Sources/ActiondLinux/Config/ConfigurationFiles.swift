@@ -32,6 +32,26 @@ public enum ConfigurationFiles {
     return try ConfigurationLoader.load(main: main, dropIns: dropIns)
   }
 
+  /// The problem of a file that is not valid UTF-8, at its first invalid byte.
+  static func invalidUTF8(_ data: [UInt8], file: String) -> ConfigurationProblem {
+    var parser = Unicode.UTF8.ForwardParser()
+    var bytes = data.makeIterator()
+    var offset = 0
+    parsing: while true {
+      switch parser.parseScalar(from: &bytes) {
+      case .valid(let scalar): offset += scalar.count
+      case .error, .emptyInput: break parsing
+      }
+    }
+    let before = data[..<min(offset, data.count)]
+    let line = before.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+    let column = offset - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+    return ConfigurationProblem(
+      file: file, path: nil, line: line, column: column,
+      message: "not valid UTF-8 (byte 0x\(String(data[min(offset, data.count - 1)], radix: 16)) at column \(column)); "
+        + "configuration files must be UTF-8")
+  }
+
   /// `*.json` files directly in `directory`, sorted by name; none when it does not exist.
   public static func jsonFiles(in directory: String) throws -> [String] {
     guard let dir = opendir(directory) else {
@@ -47,7 +67,9 @@ public enum ConfigurationFiles {
     return names.sorted().map { directory + "/" + $0 }
   }
 
-  /// The whole file as UTF-8 text (invalid sequences are replaced and then reported by the parser's strings).
+  /// The whole file as UTF-8 text. A file that is not valid UTF-8 is a problem of its own
+  /// (``ConfigurationError``, with the line and column of the first invalid byte): nothing
+  /// is silently replaced, so a value is never something other than what the file says.
   public static func read(_ path: String) throws -> String {
     let fd: Int32
     do { fd = try Syscall.open(path, O_RDONLY) } catch { throw ReadError(path: path, errno: error) }
@@ -59,7 +81,9 @@ public enum ConfigurationFiles {
       switch result {
       case .failure(let e): throw ReadError(path: path, errno: e)
       case .success(.wouldBlock): continue
-      case .success(.done(0)): return String(decoding: data, as: UTF8.self)
+      case .success(.done(0)):
+        if let text = String(validating: data, as: UTF8.self) { return text }
+        throw ConfigurationError(problems: [invalidUTF8(data, file: path)])
       case .success(.done(let n)): data += buffer[0..<n]
       }
     }

@@ -47,13 +47,18 @@ public final class Daemon {
   private var pendingPreparations: [String: TimerID] = [:]
   /// How long after a key-down its hold's command is prepared.
   static let preparationDelay = TimeSpan.milliseconds(20)
-  /// Devices currently bound, by devnode, as announced.
+  /// Devices currently bound, by devnode, as announced. Which button a device serves is
+  /// the input manager's alone to know (`input.device(forButton:)`).
   private var devices: [String: DeviceSnapshot] = [:]
-  /// Button index → devnode of the device serving it.
-  private var buttonDevices: [Int: String] = [:]
   /// Kind → the client that registered as its provider.
   private var providers: [String: ClientID] = [:]
   private var stopping = false
+  /// Pending retry of a failed save.
+  private var saveRetry: TimerID?
+  static let saveRetryInterval = TimeSpan.seconds(10)
+  private var stopped = false
+  /// Bounds the wait for commands at a stop.
+  private var stopDeadline: TimerID?
 
   /// Loads the configuration and state, opens the socket and input devices. Nothing runs
   /// until `run()`.
@@ -123,7 +128,7 @@ public final class Daemon {
     }
     engine.start()
     // A first run on a machine without a matching device must say why nothing happens.
-    for (index, button) in configuration.buttons.enumerated() where buttonDevices[index] == nil {
+    for (index, button) in configuration.buttons.enumerated() where input.device(forButton: index) == nil {
       logger.notice(
         "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet; "
           + "it binds when one appears", event: "button-waiting")
@@ -131,7 +136,8 @@ public final class Daemon {
     logger.notice(
       "actiond \(ActiondVersion.string) running: \(configuration.buttons.count) button(s), "
         + "\(configuration.controls.count) control(s), socket \(server.path)", event: "started")
-    notify { try $0.ready(status: statusLine()) }
+    let status = statusLine()
+    notify { try $0.ready(status: status) }
     notifier.startWatchdog(on: loop) { [logger] error in logger.warning("watchdog ping failed: \(error)") }
     try loop.run()
   }
@@ -145,15 +151,48 @@ public final class Daemon {
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
     input.shutdown()
+    // No hold is decided any more while the stop waits for commands.
+    if let timer { loop.cancel(timer) }
+    timer = nil
     for timer in pendingPreparations.values { loop.cancel(timer) }
     pendingPreparations = [:]
     runner.terminateAll()
     server.stop()
+    guard runner.runningCount > 0 else {
+      finishShutdown()
+      return
+    }
+    // The runner SIGKILLs each group once its grace period has passed; the loop keeps
+    // turning until every command is reaped (`run`'s completion calls back here), so a
+    // command that ignores SIGTERM does not outlive the daemon. Bounded: whatever is
+    // left when the grace and a margin have passed is SIGKILLed here.
+    logger.info(
+      "waiting up to \(Daemon.stopGrace) for \(runner.runningCount) command(s) to end", event: "stopping-commands")
+    stopDeadline = loop.schedule(at: loop.now() + Daemon.stopGrace) { [unowned self] _ in
+      self.stopDeadline = nil
+      self.runner.killAll()
+      self.finishShutdown()
+    }
+  }
+
+  /// How long a stop waits for running commands: their SIGKILL comes after the runner's
+  /// grace period (2 s); the margin lets the kill be reaped.
+  static let stopGrace = ProcessRequest(argv: ["-"]).killGracePeriod + .seconds(1)
+
+  /// The last step of a stop: once no command runs (or the wait is over).
+  private func finishShutdown() {
+    guard stopping, !stopped else { return }
+    stopped = true
+    if let stopDeadline { loop.cancel(stopDeadline) }
+    stopDeadline = nil
+    if let saveRetry { loop.cancel(saveRetry) }
+    saveRetry = nil
     save(engine.persistentState)
     loop.stop()
   }
 
   private func reloadConfiguration() {
+    guard !stopping else { return }  // the devices are closed already
     let now = loop.now()
     notify { try $0.reloading(at: now) }
     logger.notice("reloading the configuration (SIGHUP)", event: "reloading")
@@ -167,10 +206,13 @@ public final class Daemon {
         new.socket = configuration.socket
         new.stateDirectory = configuration.stateDirectory
       }
+      // Buttons whose entry did not change keep their recognizer and their device, by
+      // one rule for both, so a press or hold in progress on them goes on.
+      let unchanged = new.unchangedButtons(since: configuration)
       configuration = new
       logger.minimumLevel = settings.logLevel ?? new.logLevel
       engine.apply(configuration: new, at: now)
-      input.reconfigure(new.buttons.map(ButtonBinding.init))
+      input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
       announce(.configReloaded(applied: true, problems: []))
     } catch let error as ConfigurationError {
       for problem in error.problems { logger.error(problem.description, event: "config-problem") }
@@ -179,13 +221,19 @@ public final class Daemon {
       logger.error("\(error)", event: "config-problem")
       announce(.configReloaded(applied: false, problems: ["\(error)"]))
     }
-    notify { try $0.ready(status: statusLine()) }
+    let status = statusLine()
+    notify { try $0.ready(status: status) }
   }
 
+  /// The sd_notify STATUS line, from the input manager's bindings (their one owner).
+  /// Logged at debug too, so what systemd shows can be followed outside systemd.
   private func statusLine() -> String {
-    let bound = Set(buttonDevices.keys).count
-    return "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
+    let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
+    let line =
+      "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
       + "\(server?.clientCount ?? 0) client(s)"
+    logger.debug("status: \(line)", event: "status")
+    return line
   }
 
   private func notify(_ body: (SystemdNotifier) throws -> Void) {
@@ -202,7 +250,6 @@ public final class Daemon {
       engine.keyEvent(button: button, code: configuration.buttons[button].keyCode, value: value, at: at)
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
-      buttonDevices[button] = node
       engine.deviceBound(button: button, device: node, keyDown: isDown, at: at)
       if isDown {
         logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
@@ -212,20 +259,28 @@ public final class Daemon {
         "button \(configuration.buttons[button].name): events were dropped (SYN_DROPPED); key is now "
           + (isDown ? "down" : "up"), event: "resync")
       engine.resynchronized(button: button, keyDown: isDown, at: at)
+    case .releasedByKernel(let button, let at):
+      // Not a SYN_DROPPED: the kernel released the key because the device is going away
+      // (or was reset). A press in progress is `device-lost`, as the unplug is.
+      logger.info(
+        "button \(configuration.buttons[button].name): the kernel released its key (device going away or reset)",
+        event: "released-by-kernel")
+      engine.deviceUnbound(button: button, device: "", at: at)
     case .lost(let button, let at):
-      let node = buttonDevices.removeValue(forKey: button) ?? ""
-      engine.deviceUnbound(button: button, device: node, at: at)
+      engine.deviceUnbound(button: button, device: "", at: at)
     case .deviceBound(let info, let buttons, let grabbed, let readOnly):
       let snap = deviceSnapshot(info, buttons: buttons, grabbed: grabbed)
       devices[snap.devnode] = snap
       if readOnly { logger.warning("\(snap.devnode) opened read-only (no write access)", event: "device-read-only") }
       announce(.deviceAdded(snap))
-      notify { try $0.status(statusLine()) }
+      let status = statusLine()
+      notify { try $0.status(status) }
     case .deviceUnbound(let info, let reason):
       let node = info.devnode ?? info.syspath
       let snap = devices.removeValue(forKey: node) ?? deviceSnapshot(info, buttons: [], grabbed: false)
       announce(.deviceRemoved(snap, reason: Daemon.describe(reason)))
-      notify { try $0.status(statusLine()) }
+      let status = statusLine()
+      notify { try $0.status(status) }
     case .refused(let button, let device, let reason):
       logger.warning(
         "button \(configuration.buttons[button].name): not binding \(device.devnode ?? device.syspath) "
@@ -351,7 +406,7 @@ extension Daemon: ControlEngineOutput {
   public func armTimer(at deadline: MonotonicInstant?) {
     if let timer { loop.cancel(timer) }
     timer = nil
-    guard let deadline else { return }
+    guard let deadline, !stopping else { return }
     timer = loop.schedule(at: deadline) { [unowned self] now in
       self.timer = nil
       // A release stamped before the deadline may still be unread: drain first, so the
@@ -471,23 +526,62 @@ extension Daemon: ControlEngineOutput {
     }
   }
 
-  public func persist(_ state: StateSnapshot) {
-    save(state)
+  public func persist(_ state: StateSnapshot) throws(ProtocolError) {
+    do {
+      try store.save(state)
+    } catch {
+      logger.error("cannot save the state to \(store.path): \(error)", event: "state-save-failed")
+      retrySaving()
+      throw ProtocolError(
+        .stateNotSaved, "the state cannot be saved to \(store.path) (\(error)); the change was not made")
+    }
+    if let timer = saveRetry {
+      loop.cancel(timer)
+      saveRetry = nil
+      logger.notice("the state is saved again to \(store.path)", event: "state-saved")
+    }
+  }
+
+  /// After a failed save, the state is saved again every ``saveRetryInterval`` until it
+  /// succeeds: what the engine did not undo (a reload's cleanup, a migration) is then
+  /// written as soon as the disk allows. Each request meanwhile gets its own error.
+  private func retrySaving() {
+    guard saveRetry == nil, !stopping else { return }
+    saveRetry = loop.schedule(at: loop.now() + Daemon.saveRetryInterval) { [unowned self] _ in
+      self.saveRetry = nil
+      do {
+        try self.store.save(self.engine.persistentState)
+        self.logger.notice("the state is saved again to \(self.store.path)", event: "state-saved")
+      } catch {
+        self.logger.debug("saving the state still fails: \(error)")
+        self.retrySaving()
+      }
+    }
   }
 
   private func run(
     _ spec: ExecSpec, extra: [String: String], tag: String, slot: String? = nil,
     completion: @escaping (ProcessResult) -> Void
   ) {
+    guard !stopping else {
+      // A finished intent's re-read during a stop: nothing new is started.
+      later {
+        completion(
+          ProcessResult(outcome: .spawnFailed(SpawnFailure(step: "run", errnoName: "", message: "actiond is stopping")))
+        )
+      }
+      return
+    }
     runner.run(processRequest(spec, extra: extra), slot: slot) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
-    } completion: { [logger] result in
+    } completion: { [logger, unowned self] result in
       if result.discardedLines > 0 {
         logger.notice(
           "[\(tag)] \(result.discardedLines) more output line(s) (\(result.discardedBytes) bytes) not logged",
           event: "intent-output")
       }
       completion(result)
+      if self.stopping && self.runner.runningCount == 0 { self.finishShutdown() }
     }
   }
 
@@ -509,7 +603,12 @@ extension Daemon: ControlEngineOutput {
 // MARK: - Socket requests
 
 extension Daemon: RequestHandler {
-  public func snapshot() -> [ButtonStatus] { engine.buttonStatus() }
+  public func snapshot() -> [ButtonStatus] { engine.buttonStatus(devices: buttonDevices) }
+
+  /// The devnode serving button `index`, as the input manager has it.
+  private func buttonDevices(_ index: Int) -> [String] {
+    input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
+  }
 
   public func handle(_ request: Request, from client: ClientInfo, reply: Responder) {
     do {
@@ -523,7 +622,7 @@ extension Daemon: RequestHandler {
     switch body {
     case .status(let button):
       if let button { try requireButton(button) }
-      reply.succeed(.buttons(engine.buttonStatus(button)))
+      reply.succeed(.buttons(engine.buttonStatus(button, devices: buttonDevices)))
     case .list:
       reply.succeed(.controls(engine.controlList()))
     case .get(let kind):
@@ -533,7 +632,7 @@ extension Daemon: RequestHandler {
       try requireButton(button)
       let instance = try engine.instance(kind: kind, configuration: configuration)
       _ = try engine.assign(instance, to: button)
-      reply.succeed(.button(engine.buttonStatus(button)[0]))
+      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
       engine.set(instance, to: value) { Daemon.answer(reply, with: $0) }
@@ -558,7 +657,7 @@ extension Daemon: RequestHandler {
     case .press(let button):
       try requireButton(button)
       engine.simulatePress(button: button, at: loop.now())
-      reply.succeed(.button(engine.buttonStatus(button)[0]))
+      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .reload(let kind):
       if let kind { try requireKind(kind) }
       engine.reload(kind: kind) { [unowned self] in reply.succeed(.controls(self.engine.controlList(kind: kind))) }

@@ -11,6 +11,11 @@ public enum EvdevEvent: Equatable, Sendable {
   /// the device state. The key events lost in between are not reported: ask
   /// ``EvdevDevice/isKeyDown(_:)`` for the keys that matter.
   case resynced(at: MonotonicInstant)
+  /// The kernel released keys itself and ended the frame with `SYN_REPORT` value 1 (at
+  /// `at`): it does so when the device goes away (`input_disconnect_device`, the read
+  /// then fails with `ENODEV`) or is reset. Nothing was dropped; the releases are not
+  /// the user's. Every key is up now.
+  case releasedByKernel(at: MonotonicInstant)
 }
 
 /// How a ``EvdevDevice/drain(_:)`` ended.
@@ -178,7 +183,8 @@ public final class EvdevDevice {
     // the kernel releases every held key itself and ends that frame with SYN_REPORT
     // value 1 instead of 0 (input_disconnect_device). Those releases are not the user's,
     // so a press cut short by an unplug must not become a short press: the frame is
-    // reported as a resync (the key is now up), which cancels the press.
+    // reported as `releasedByKernel`, which cancels the press as `device-lost` (not as a
+    // resync: nothing was dropped).
     var releases = PendingReleases()
     while true {
       let rc = next(&event, flags)
@@ -191,7 +197,7 @@ public final class EvdevDevice {
         } else if event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT) && !releases.isEmpty {
           if event.value == 1 {
             releases.removeAll()
-            sink(.resynced(at: event.monotonicInstant))
+            sink(.releasedByKernel(at: event.monotonicInstant))
             if isClosed() { return .drained }
           } else if releases.flush(sink, isClosed) {
             return .drained

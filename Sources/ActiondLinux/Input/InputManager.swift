@@ -103,15 +103,25 @@ public final class InputManager: InputSource {
     reconcile()
   }
 
-  public func reconfigure(_ bindings: [ButtonBinding]) {
+  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int]) {
     guard started else {
       self.bindings = bindings
       boundTo = Array(repeating: nil, count: bindings.count)
       return
     }
+    let previous = boundTo
     self.bindings = bindings
     boundTo = Array(repeating: nil, count: bindings.count)
     for device in open.values { device.keys = [] }
+    // An unchanged button stays on its device under its new index, without a new
+    // `appeared`: the engine kept its recognizer, so a press in progress goes on.
+    for (index, before) in unchanged.sorted(by: { $0.key < $1.key }) {
+      guard previous.indices.contains(before), let syspath = previous[before], let device = open[syspath] else {
+        continue
+      }
+      boundTo[index] = syspath
+      device.keys.append((bindings[index].keyCode, index))
+    }
     // A reload is also how an administrator asks to retry: forget every report.
     reported = []
     reconcile()
@@ -387,6 +397,8 @@ public final class InputManager: InputSource {
         for key in device.keys {
           onEvent(.resync(button: key.button, isDown: device.handle.isKeyDown(key.code), at: at))
         }
+      case .releasedByKernel(let at):
+        for key in device.keys { onEvent(.releasedByKernel(button: key.button, at: at)) }
       }
     }
     device.draining = false

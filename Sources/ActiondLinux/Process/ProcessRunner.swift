@@ -129,6 +129,12 @@ public final class ProcessRunner: ProcessRunning {
     for run in runs.values where !run.timedOut { timeOut(run) }
   }
 
+  /// SIGKILLs every run's process group now, without waiting for grace periods: the end
+  /// of a bounded shutdown, so nothing the daemon started outlives it.
+  public func killAll() {
+    for run in runs.values { _ = kill(-run.pid, SIGKILL) }
+  }
+
   // MARK: Spawning
 
   /// Lets an armed child exec when it was prepared for exactly `request`; otherwise

@@ -89,8 +89,16 @@ public final class StateStore {
     }
     try makeDirectory()
     let temporary = path + ".tmp"
+    // A stale temporary (a crash between open and rename) or anything planted there is
+    // removed, never written through: a symlink would send the state to its target. The
+    // temporary is then created afresh and only as a new regular file.
+    if unlink(temporary) != 0 && errno != ENOENT {
+      throw SystemCallError("remove the stale \(temporary)", .current)
+    }
     let fd: Int32
-    do { fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644) } catch {
+    do {
+      fd = try Syscall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o644)
+    } catch {
       throw SystemCallError("open \(temporary)", error)
     }
     do {
@@ -113,14 +121,21 @@ public final class StateStore {
 
   // MARK: Internals
 
-  /// The file's bytes, nil when it does not exist, or why it cannot be read.
+  /// The file's bytes, nil when it does not exist, or why it cannot be read. Opened
+  /// non-blocking (a FIFO planted as the file would otherwise hang the daemon at start)
+  /// and refused unless it is a regular file.
   private func readFile() -> Result<[UInt8]?, StateStoreError> {
     let fd: Int32
-    do { fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW) } catch {
+    do { fd = try Syscall.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) } catch {
       if error == .notFound { return .success(nil) }
       return .failure(StateStoreError("open: \(error)"))
     }
     defer { Syscall.close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { return .failure(StateStoreError("fstat: \(Errno.current)")) }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      return .failure(StateStoreError("not a regular file (\(StateStore.fileType(info.st_mode)))"))
+    }
     var data: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
@@ -134,6 +149,17 @@ public final class StateStore {
       if data.count > Self.maxFileSize { break }
     }
     return .success(data)
+  }
+
+  private static func fileType(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFDIR: "a directory"
+    case S_IFIFO: "a FIFO"
+    case S_IFSOCK: "a socket"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    default: "type \(String(mode & S_IFMT, radix: 8))"
+    }
   }
 
   /// Renames the file to the first free `<file>.corrupt-<n>`.

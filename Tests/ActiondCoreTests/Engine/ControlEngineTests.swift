@@ -25,16 +25,25 @@ private final class Recorder: ControlEngineOutput {
     trail.append(job.map { "anticipate \(button) \($0.kind)" } ?? "forget \(button)")
   }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
-  func persist(_ state: StateSnapshot) { persisted.append(state) }
+  /// When set, saving fails with it (a full disk).
+  var saveError: ProtocolError?
+  func persist(_ state: StateSnapshot) throws(ProtocolError) {
+    if let saveError { throw saveError }
+    persisted.append(state)
+  }
 }
 
-private func configuration(assigning kind: String = "org.example.timer") throws -> Configuration {
+private func configuration(
+  assigning kind: String = "org.example.timer", actionThresholdMs: Int = 600
+) throws -> Configuration {
   try ConfigurationLoader.load(
     main: ConfigurationSource(
       name: "t.json",
       text: """
         {
-          buttons: [{ name: "action", key: "KEY_PROG1" }, { name: "foot", key: "KEY_B" }],
+          buttons: [
+            { name: "action", key: "KEY_PROG1", holdThresholdMs: \(actionThresholdMs) }, { name: "foot", key: "KEY_B" },
+          ],
           controls: [
             { kind: "org.example.timer", type: "toggle", displayName: "Timer",
               valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
@@ -142,16 +151,141 @@ private func configuration(assigning kind: String = "org.example.timer") throws 
     #expect(job.environment["ACTIOND_PARAM_LED"] == "red")
   }
 
-  @Test func reloadingTheConfigurationCancelsPressesInProgress() throws {
+  @Test func aReloadThatChangesTheButtonCancelsItsUndecidedPress() throws {
     let recorder = Recorder()
     let engine = ControlEngine(configuration: try configuration(), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
     engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
     engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
     #expect(recorder.armed == t0 + .milliseconds(600))
-    engine.apply(configuration: try configuration(), at: t0 + .milliseconds(100))
+    engine.apply(configuration: try configuration(actionThresholdMs: 900), at: t0 + .milliseconds(100))
     #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.timer", reason: "reload")))
     #expect(recorder.armed == nil)
+  }
+
+  @Test func aReloadThatKeepsTheButtonKeepsItsPressAndPerformsOnce() throws {
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    engine.start()
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.apply(configuration: try configuration(), at: t0 + .milliseconds(100))
+    #expect(!recorder.events.contains { $0.name == .cancelled })
+    #expect(recorder.armed == t0 + .milliseconds(600), "the hold deadline is still armed")
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    // A reload after the hold changes nothing either: no cancellation, no second perform.
+    engine.apply(configuration: try configuration(), at: t0 + .milliseconds(700))
+    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(800))
+    #expect(recorder.events.filter { $0.name == .performing }.count == 1)
+    #expect(!recorder.events.contains { $0.name == .cancelled })
+    #expect(
+      recorder.events.last
+        == .releasedAfterHold(
+          button: "action", kind: "org.example.timer", time: t0 + .milliseconds(800), duration: .milliseconds(800)))
+  }
+
+  @Test func aReloadThatChangesAHeldButtonAnnouncesNoCancellation() throws {
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    // A key already down when the device appeared was never announced as a press.
+    engine.deviceBound(button: 1, device: "/dev/input/event1", keyDown: true, at: t0)
+    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    #expect(recorder.events.contains { $0.name == .held })
+    var changed = try configuration(actionThresholdMs: 900)
+    changed.buttons[1].grab = true
+    engine.apply(configuration: changed, at: t0 + .milliseconds(700))
+    #expect(!recorder.events.contains { $0.name == .cancelled })
+  }
+
+  @Test func aChangeThatCannotBeSavedIsNotMadeAndTheRequestFails() throws {
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    engine.start()
+    let timer = try #require(engine.assignment(of: "action"))
+    recorder.saveError = ProtocolError(.stateNotSaved, "disk full")
+    recorder.events = []
+    var setResult: Result<ControlSnapshot, ProtocolError>?
+    engine.set(timer, to: true) { setResult = $0 }
+    #expect(setResult == .failure(ProtocolError(.stateNotSaved, "disk full")))
+    var performResult: Result<ControlSnapshot, ProtocolError>?
+    engine.perform(timer, button: nil, source: .socket) { performResult = $0 }
+    #expect(performResult == .failure(ProtocolError(.stateNotSaved, "disk full")))
+    #expect(!recorder.events.contains { $0.name == .state || $0.name == .performed }, "\(recorder.events)")
+    #expect(recorder.events.last?.name == .failed)
+    #expect(engine.value(of: timer) == .off)
+    let lamp = try engine.instance(kind: "org.example.lamp", configuration: nil)
+    #expect(throws: ProtocolError.self) { try engine.assign(lamp, to: "action") }
+    #expect(engine.assignment(of: "action") == timer)
+    // Saving works again: so does the change.
+    recorder.saveError = nil
+    engine.set(timer, to: true) { setResult = $0 }
+    #expect(engine.value(of: timer) == .on)
+    #expect(recorder.persisted.last?.values == ["org.example.timer": true])
+  }
+
+  // MARK: Store keys
+
+  private func lightConfiguration(defaultRoom: String) throws -> Configuration {
+    try ConfigurationLoader.load(
+      main: ConfigurationSource(
+        name: "light.json",
+        text: """
+          {
+            buttons: [{ name: "action", key: "KEY_PROG1" }],
+            controls: [
+              { kind: "org.example.light", type: "toggle", displayName: "Light", intent: { type: "state" },
+                parameters: [{ name: "room", type: "string", default: "\(defaultRoom)" }] },
+            ],
+            assignments: { action: "org.example.light" },
+          }
+          """))
+  }
+
+  @Test func aStoredValueSurvivesEditingAParameterDefault() throws {
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: try lightConfiguration(defaultRoom: "kitchen"), output: recorder)
+    engine.start()
+    let light = try #require(engine.assignment(of: "action"))
+    engine.set(light, to: true) { _ in }
+    let saved = try #require(recorder.persisted.last)
+    #expect(saved.values == ["org.example.light": true], "keyed by kind and the explicit configuration only")
+    // The operator changes the default: the user's instance is still "the light on action".
+    let after = ControlEngine(
+      configuration: try lightConfiguration(defaultRoom: "hall"), state: saved, output: Recorder())
+    #expect(after.value(of: try #require(after.assignment(of: "action"))) == .on)
+  }
+
+  @Test func aValueStoredUnderTheOldInstanceIDIsCarriedToItsStoreKey() throws {
+    let recorder = Recorder()
+    let old = StateSnapshot(values: ["org.example.light{room=kitchen}": true])
+    let engine = ControlEngine(
+      configuration: try lightConfiguration(defaultRoom: "kitchen"), state: old, output: recorder)
+    #expect(engine.value(of: try #require(engine.assignment(of: "action"))) == .on)
+    engine.start()
+    let saved = try #require(recorder.persisted.first, "the migration is saved at start")
+    #expect(saved.values["org.example.light"] == true)
+    let after = ControlEngine(
+      configuration: try lightConfiguration(defaultRoom: "hall"), state: saved, output: Recorder())
+    #expect(after.value(of: try #require(after.assignment(of: "action"))) == .on)
+  }
+
+  @Test func valuesOfRemovedKindsAreDroppedAtTheNextSave() throws {
+    let recorder = Recorder()
+    let state = StateSnapshot(values: [
+      "org.example.timer": true, "org.example.gone": true, "org.example.gone{x=1}": false,
+    ])
+    let engine = ControlEngine(configuration: try configuration(), state: state, output: recorder)
+    engine.start()
+    let saved = try #require(recorder.persisted.first)
+    #expect(saved.values == ["org.example.timer": true])
+    #expect(recorder.logs.contains { $0.1.contains("org.example.gone") && $0.1.contains("no longer configured") })
+    // A reload that removes a kind drops its values too.
+    engine.apply(configuration: try lightConfiguration(defaultRoom: "hall"), at: .zero)
+    #expect(recorder.persisted.last?.values == [:])
   }
 
   // MARK: Anticipation
@@ -227,7 +361,9 @@ private func configuration(assigning kind: String = "org.example.timer") throws 
   @Test func aReloadDuringAPressForgetsTheAnticipation() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
     engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
-    engine.apply(configuration: try configuration(assigning: "org.example.photo"), at: t0 + .milliseconds(100))
+    engine.apply(
+      configuration: try configuration(assigning: "org.example.photo", actionThresholdMs: 900),
+      at: t0 + .milliseconds(100))
     #expect(recorder.trail == ["anticipate action org.example.photo", "forget action"])
     #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.photo", reason: "reload")))
   }

@@ -22,6 +22,7 @@ import Foundation
 ///     set KIND on|off                          socket `set`
 ///     assign BUTTON KIND [NAME=VALUE...]       socket `assign`
 ///     reload [KIND]                            socket `reload`
+///     apply FILE                               SIGHUP: configs/FILE replaces the configuration
 ///     provider connect|disconnect KIND
 ///
 /// Output: one line per announcement, `@T event key=value ...` with T the virtual time
@@ -44,7 +45,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       }
     }
     guard let configFile else { throw ScenarioError(file: scenario.name, line: nil, "missing 'config FILE' header") }
-    let configuration = try loadConfiguration(configFile, scenario: scenario.name)
+    var configuration = try loadConfiguration(configFile, scenario: scenario.name)
     let engine = ControlEngine(configuration: configuration, output: recorder)
     recorder.now = origin
     engine.start()
@@ -143,6 +144,10 @@ enum EngineScenarioDriver: ScenarioDriver {
         } catch { reply(.failure(error)) }
       case "reload":
         engine.reload(kind: w.count > 1 ? w[1] : nil)
+      case "apply":
+        guard w.count == 2 else { throw fail("usage: apply FILE") }
+        configuration = try loadConfiguration(w[1], scenario: scenario.name)
+        engine.apply(configuration: configuration, at: time)
       case "provider":
         guard w.count == 3 else { throw fail("usage: provider connect|disconnect KIND") }
         if w[1] == "connect" {
@@ -205,6 +210,8 @@ enum EngineScenarioDriver: ScenarioDriver {
       case .pressed(let b, _, let hint, let time, let threshold):
         emit("pressed \(b) hint=\(quote(hint ?? "")) deadline=@\(time + threshold - EngineScenarioDriver.origin)")
       case .released(let b, _, let hint, _, let d): emit("released \(b) hint=\(quote(hint ?? "")) held=\(d)")
+      case .releasedAfterHold(let b, _, let t, let d):
+        emit("released-after-hold \(b) at=@\(t - EngineScenarioDriver.origin) held=\(d)")
       case .held(let b, let k, let t): emit("held \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin)")
       case .performing(let k, let b, let s, let v):
         emit(

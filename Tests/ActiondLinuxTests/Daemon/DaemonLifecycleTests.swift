@@ -43,6 +43,55 @@ import Testing
     #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.valueText == "Running")
   }
 
+  /// A change that cannot be saved is not made: `set`, `perform` and `assign` fail with
+  /// `state-not-saved`, nothing is announced as changed, the old file stays, and once the
+  /// disk takes writes again the next change is saved.
+  @Test func aChangeThatCannotBeSavedFailsAndIsNotMade() throws {
+    let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
+    guard mkdir(h.stateDirectory, 0o755) == 0 else { throw Errno.current }
+    let old = StateSnapshot(values: ["org.test.timer": false]).encoded()
+    try h.directory.write("state/state.json", old)
+    // Root ignores permission bits: a directory where the temporary file goes blocks saving.
+    guard mkdir(h.stateDirectory + "/state.json.tmp", 0o755) == 0 else { throw Errno.current }
+    try h.start()
+    let c = try h.connect()
+    try h.subscribe(c)
+    let set = try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#)
+    #expect(set.failure?.code == .stateNotSaved, "\(set)")
+    let perform = try h.request(c, #""request":"perform","button":"action""#)
+    #expect(perform.failure?.code == .stateNotSaved, "\(perform)")
+    let assign = try h.request(
+      c, #""request":"assign","button":"action","kind":"org.test.room","configuration":{"room":"hall"}"#)
+    #expect(assign.failure?.code == .stateNotSaved, "\(assign)")
+    let status = try h.request(c, #""request":"status""#)
+    #expect(status.buttons?.first?.control?.kind == "org.test.timer")
+    #expect(status.buttons?.first?.control?.value == false, "the state claims what is not stored")
+    #expect(readFile(h.stateDirectory + "/state.json") == old)
+    #expect(h.log.contains("event=state-save-failed"))
+
+    guard rmdir(h.stateDirectory + "/state.json.tmp") == 0 else { throw Errno.current }
+    #expect(try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#).control?.value == true)
+    #expect(readFile(h.stateDirectory + "/state.json")?.contains(#""org.test.timer": true"#) == true)
+    #expect(h.log.contains("event=state-saved"))
+    #expect(try h.stop() == 0)
+  }
+
+  /// A state file that cannot be read is never overwritten by defaults: saving is off, so
+  /// every change is refused with `state-not-saved` rather than answered and then lost.
+  @Test func anUnreadableStateFileMakesEveryChangeFail() throws {
+    let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
+    guard mkdir(h.stateDirectory, 0o755) == 0, mkdir(h.stateDirectory + "/state.json", 0o755) == 0 else {
+      throw Errno.current
+    }
+    try h.start()
+    #expect(h.log.contains("event=state-unreadable"))
+    let c = try h.connect()
+    let set = try h.request(c, #""request":"set","kind":"org.test.timer","value":true"#)
+    #expect(set.failure?.code == .stateNotSaved, "\(set)")
+    #expect(try h.request(c, #""request":"get","kind":"org.test.timer""#).controls?.first?.value == false)
+    #expect(try h.stop() == 0)
+  }
+
   @Test func corruptStateFileIsKeptAsideAndTheDaemonStarts() throws {
     let h = try DaemonHarness(controls: Self.timers, assignments: #"{ action: "org.test.timer" }"#)
     guard mkdir(h.stateDirectory, 0o755) == 0 else { throw Errno.current }
@@ -208,6 +257,30 @@ import Testing
     #expect(c.errors.contains { $0.code == .shuttingDown })
     #expect(c.answer(id) == nil || c.answer(id)?.failure != nil)
     #expect(readFile(h.stateDirectory + "/state.json") != nil)
+  }
+
+  /// A command that ignores SIGTERM (and a background child of it) gets SIGKILL once the
+  /// grace period has passed, before the daemon exits: nothing it started outlives it.
+  @Test func aStopKillsACommandThatIgnoresSigtermBeforeExiting() throws {
+    let h = try DaemonHarness()
+    let pidFile = h.directory.file("pid")
+    // `trap '' TERM` is inherited by what the script starts: neither sleep dies of SIGTERM.
+    let stubborn = try h.script(
+      "stubborn",
+      "trap '' TERM\nsleep 1000 &\necho $$ > '\(pidFile).tmp'\nmv '\(pidFile).tmp' '\(pidFile)'\nexec sleep 1000")
+    try h.writeConfiguration(
+      controls: """
+        [{ kind: "org.test.stubborn", type: "button", displayName: "Stubborn",
+           intent: { type: "exec", argv: ["\(stubborn)"], timeoutMs: 600000 } }]
+        """)
+    try h.start()
+    let c = try h.connect()
+    _ = h.send(c, #""request":"perform","kind":"org.test.stubborn""#)
+    try h.wait("the command to start") { readFile(pidFile).flatMap { pid_t($0.dropLast()) } != nil }
+    let group = pid_t(readFile(pidFile)!.dropLast())!
+    #expect(!liveMembers(ofGroup: group).isEmpty)
+    #expect(try h.stop() == 0, "\(h.log)")
+    #expect(liveMembers(ofGroup: group).isEmpty, "the command's group outlived the daemon: \(h.log)")
   }
 
   /// Ctrl-C in a terminal is a clean stop too.

@@ -34,8 +34,9 @@ private let none = event(0, 0, 0)
 
 @Suite struct EvdevDeviceTests {
   /// On unplug the kernel releases held keys itself and ends that frame with SYN_REPORT
-  /// value 1: a resync (key now up), never a user's release that would be a short press.
-  @Test func kernelSynthesizedReleasesAreAResyncNotARelease() {
+  /// value 1: released by the kernel (the device is going away), never a user's release
+  /// that would be a short press, and not a resync either (nothing was dropped).
+  @Test func kernelSynthesizedReleasesAreReleasedByTheKernel() {
     let reads = ScriptedReads([
       (success, event(EV_KEY, KEY_PROG1, 1, sec: 1)),
       (success, event(EV_SYN, SYN_REPORT, 0, sec: 1)),
@@ -49,7 +50,7 @@ private let none = event(0, 0, 0)
     #expect(
       seen == [
         .key(code: UInt16(KEY_PROG1), value: 1, at: MonotonicInstant(nanoseconds: 1_000_000_000)),
-        .resynced(at: MonotonicInstant(nanoseconds: 1_200_000_000)),
+        .releasedByKernel(at: MonotonicInstant(nanoseconds: 1_200_000_000)),
       ])
   }
 

@@ -77,6 +77,8 @@ final class FakeDevice: InputDeviceHandle {
         if value == 1 { down.insert(code) } else if value == 0 { down.remove(code) }
       case .resynced:
         if let downAfterResync { down = downAfterResync }
+      case .releasedByKernel:
+        down = []
       }
       sink(event)
       afterEvent?()
@@ -191,6 +193,7 @@ func describe(_ event: InputEvent) -> String {
     "appeared \(button) on \(info.devnode ?? "?") \(isDown ? "down" : "up") @\(at)"
   case .key(let button, let value, let at): "key \(button)=\(value) @\(at)"
   case .resync(let button, let isDown, let at): "resync \(button) \(isDown ? "down" : "up") @\(at)"
+  case .releasedByKernel(let button, let at): "released-by-kernel \(button) @\(at)"
   case .lost(let button, let at): "lost \(button) @\(at)"
   case .refused(let button, let info, _): "refused \(button) on \(info.devnode ?? "?")"
   case .ignoredExtraMatch(let button, let info, let boundTo):

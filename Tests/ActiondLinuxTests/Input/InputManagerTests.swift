@@ -268,6 +268,49 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.backend.handle(dev.syspath)?.isClosed == true)
   }
 
+  @Test func aReloadKeepsUnchangedButtonsBoundSilentlyUnderTheirNewIndex() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2], down: [keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+    ])
+    _ = h.take()
+    // "b" is unchanged and moves to index 0; "a" changed (it is re-announced).
+    h.manager.reconfigure(
+      [
+        ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+        ButtonBinding(name: "a", keyCode: keyProg1, grab: true, matches: named("test keys")),
+      ], keeping: [0: 1])
+    #expect(
+      h.take() == ["bound /dev/input/event3 [0, 1] grabbed", "appeared 1 on /dev/input/event3 up @1000ms"],
+      "no appeared for the kept button: its press in progress goes on")
+    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg2, value: 0, at: at(20))]
+    h.loop.fire(handle.fileDescriptor)
+    #expect(h.take() == ["key 0=0 @20ms"])
+  }
+
+  @Test func keysTheKernelReleasedAreReportedAsSuchNotAsAResync() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])
+    try h.manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+    ])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    handle.pending = [.key(code: keyProg1, value: 1, at: at(5)), .releasedByKernel(at: at(9))]
+    handle.failure = .noSuchDevice
+    h.loop.fire(handle.fileDescriptor)
+    #expect(
+      h.take() == [
+        "key 0=1 @5ms", "released-by-kernel 0 @9ms", "released-by-kernel 1 @9ms", "lost 0 @1000ms", "lost 1 @1000ms",
+        "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)",
+      ])
+  }
+
   @Test func droppedEventsResyncEveryButtonOfTheDevice() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])

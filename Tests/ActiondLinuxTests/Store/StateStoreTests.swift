@@ -74,6 +74,55 @@ import Testing
         == .corrupt(reason: "not valid UTF-8", movedTo: dir.file("state.json.corrupt-1")))
   }
 
+  @Test func aSymlinkPlantedAtTheTemporaryIsReplacedNotFollowed() throws {
+    let dir = try TemporaryDirectory()
+    let victim = try dir.write("victim", "precious\n")
+    guard symlink(victim, dir.file("state.json.tmp")) == 0 else { throw Errno.current }
+    let store = StateStore(directory: dir.path)
+    _ = store.load()
+    try store.save(sample)
+    #expect(readFile(victim) == "precious\n", "the symlink's target was overwritten")
+    #expect(readFile(dir.file("state.json")) == sample.encoded())
+    var info = stat()
+    #expect(lstat(dir.file("state.json"), &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+  }
+
+  /// Root ignores permission bits, so an unwritable state directory is made by putting a
+  /// directory where the temporary file goes: the save fails, the old file stays intact.
+  @Test func aFailedSaveThrowsAndLeavesTheOldFileIntact() throws {
+    let dir = try TemporaryDirectory()
+    let store = StateStore(directory: dir.path)
+    _ = store.load()
+    try store.save(sample)
+    guard mkdir(dir.file("state.json.tmp"), 0o755) == 0 else { throw Errno.current }
+    var changed = sample
+    changed.values["org.example.timer"] = false
+    #expect(throws: (any Error).self) { try store.save(changed) }
+    #expect(readFile(dir.file("state.json")) == sample.encoded())
+    // A file where the state directory should be fails the same way.
+    let blocked = StateStore(directory: try dir.write("not-a-directory", ""))
+    _ = blocked.load()
+    #expect(throws: (any Error).self) { try blocked.save(sample) }
+  }
+
+  /// A FIFO named state.json must not hang the daemon at start: it is refused (and
+  /// logged) as a file that cannot be read, and saving is off so it is not replaced.
+  @Test func aFIFOAsTheStateFileIsRefusedAtOnce() throws {
+    let dir = try TemporaryDirectory()
+    guard mkfifo(dir.file("state.json"), 0o644) == 0 else { throw Errno.current }
+    let sink = RecordingLogSink()
+    let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
+    let (snapshot, outcome) = store.load()
+    #expect(snapshot == .empty)
+    guard case .unreadable(let reason) = outcome else {
+      Issue.record("expected unreadable, got \(outcome)")
+      return
+    }
+    #expect(reason.contains("not a regular file (a FIFO)"))
+    #expect(sink.records(event: "state-unreadable").count == 1)
+    #expect(throws: (any Error).self) { try store.save(sample) }
+  }
+
   @Test func aStaleTemporaryFileFromACrashIsHarmless() throws {
     let dir = try TemporaryDirectory()
     let store = StateStore(directory: dir.path)
@@ -87,7 +136,7 @@ import Testing
 
   @Test func anUnreadableFileIsNeitherMovedNorOverwritten() throws {
     let dir = try TemporaryDirectory()
-    #expect(mkdir(dir.file("state.json"), 0o755) == 0)  // read(2) fails with EISDIR
+    #expect(mkdir(dir.file("state.json"), 0o755) == 0)  // refused: not a regular file
     let sink = RecordingLogSink()
     let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
     let (snapshot, outcome) = store.load()
@@ -96,7 +145,7 @@ import Testing
       Issue.record("expected unreadable, got \(outcome)")
       return
     }
-    #expect(reason.contains("EISDIR"))
+    #expect(reason.contains("not a regular file (a directory)"))
     #expect(throws: StateStoreError.self) { try store.save(sample) }
     #expect(dir.entries() == ["state.json"])
     #expect(sink.records(event: "state-unreadable").first?.level == .error)

@@ -1,6 +1,6 @@
 # Daemon: started before its device exists, it binds the device when it appears; the device
-# removed mid-hold cancels the press (no perform, and not a short press either, although the
-# input core may report a release at removal); re-added, it works again.
+# removed mid-hold cancels the press as device-lost (no perform, not a short press although the
+# input core may report a release at removal, not a resync); re-added, it works again.
 # timeout: 90
 . "$VM_LIB"
 need_daemon
@@ -22,6 +22,11 @@ wait_for_event watch.log device-removed 1
 settle_ms 1000
 expect_event watch.log pressed 2
 expect_event watch.log cancelled 1
+# An unplug is an unplug: not a resync (nothing was dropped), whether or not the reader saw
+# the releases the input core makes at removal.
+[ "$(event_field watch.log cancelled reason)" = device-lost ] ||
+  fail "cancelled with reason $(event_field watch.log cancelled reason), expected device-lost"
+expect_no_line "$DAEMON_LOG" 'SYN_DROPPED'
 expect_event watch.log released 0
 expect_event watch.log performing 1
 ctl status >status-removed.log

@@ -32,6 +32,11 @@ wait_for_event watch.log device-removed 1 10000
 settle_ms 1000
 expect_event watch.log pressed 3
 expect_event watch.log cancelled 1
+# An unplug is an unplug: not a resync (nothing was dropped), whether or not the reader saw
+# the releases the input core makes at removal.
+[ "$(event_field watch.log cancelled reason)" = device-lost ] ||
+  fail "cancelled with reason $(event_field watch.log cancelled reason), expected device-lost"
+expect_no_line "$DAEMON_LOG" 'SYN_DROPPED'
 expect_event watch.log released 1
 expect_event watch.log performing 1
 
