@@ -43,6 +43,20 @@ public enum DeviceUnbindReason: Hashable, Sendable, CustomStringConvertible {
     case .shutdown: "shutting down"
     }
   }
+
+  /// The stable code announced as `device-removed`'s `reason` (the detail, such as the
+  /// errno of a failed read, goes to the log only).
+  public var code: String {
+    switch self {
+    case .removed: "removed"
+    case .readFailed: "read-failed"
+    case .noLongerMatched: "no-longer-matched"
+    case .shutdown: "shutdown"
+    }
+  }
+
+  /// Every ``code``, as docs/protocol.md's table lists them.
+  public static let codes = ["removed", "read-failed", "no-longer-matched", "shutdown"]
 }
 
 /// What the input layer reports. Button numbers are indices into the binding list

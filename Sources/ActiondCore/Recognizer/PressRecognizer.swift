@@ -138,7 +138,7 @@ public enum PressAnnouncement: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why a press was cancelled instead of ending with a release.
-public enum PressCancelReason: Hashable, Sendable, CustomStringConvertible {
+public enum PressCancelReason: Hashable, Sendable, CaseIterable, CustomStringConvertible {
   /// The device disappeared while the key was down.
   case deviceLost
   /// Events were dropped (SYN_DROPPED) and the resynchronised state shows the key up.

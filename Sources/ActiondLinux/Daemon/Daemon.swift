@@ -278,7 +278,10 @@ public final class Daemon {
     case .deviceUnbound(let info, let reason):
       let node = info.devnode ?? info.syspath
       let snap = devices.removeValue(forKey: node) ?? deviceSnapshot(info, buttons: [], grabbed: false)
-      announce(.deviceRemoved(snap, reason: Daemon.describe(reason)))
+      if case .readFailed(let why) = reason {
+        logger.notice("\(node): reading failed: \(why)", event: "device-read-failed")
+      }
+      announce(.deviceRemoved(snap, reason: reason.code))
       let status = statusLine()
       notify { try $0.status(status) }
     case .refused(let button, let device, let reason):
@@ -302,15 +305,6 @@ public final class Daemon {
       id: DeviceSnapshot.formatID(vendor: info.vendor, product: info.product),
       buttons: buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil },
       grabbed: grabbed)
-  }
-
-  private static func describe(_ reason: DeviceUnbindReason) -> String {
-    switch reason {
-    case .removed: return "removed"
-    case .readFailed(let why): return "read failed: \(why)"
-    case .noLongerMatched: return "no longer matched"
-    case .shutdown: return "shutdown"
-    }
   }
 
   // MARK: - Files

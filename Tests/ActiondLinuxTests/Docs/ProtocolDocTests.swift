@@ -185,6 +185,28 @@ import Testing
     #expect(Set(tabled).count == tabled.count, "an event is in the table twice")
   }
 
+  /// The tables of `cancelled` and `device-removed` reasons list exactly what the daemon
+  /// announces.
+  @Test func reasonTablesAreTheCodesLists() {
+    let cancelled = Self.tableNames(after: "`cancelled` reasons:", header: "`reason`")
+    #expect(cancelled.sorted() == PressCancelReason.allCases.map(\.description).sorted(), "cancelled reasons")
+    let removed = Self.tableNames(after: "`device-removed` reasons:", header: "`reason`")
+    #expect(removed.sorted() == DeviceUnbindReason.codes.sorted(), "device-removed reasons")
+    let every: [DeviceUnbindReason] = [.removed, .readFailed("EIO"), .noLongerMatched, .shutdown]
+    #expect(every.map(\.code) == DeviceUnbindReason.codes)
+    // And the examples use them.
+    for line in Self.daemonLines {
+      guard case .event(let event)? = try? ServerMessage.decode(line: line.text) else { continue }
+      switch event {
+      case .cancelled(_, _, let reason):
+        #expect(PressCancelReason.allCases.map(\.description).contains(reason), "\(line): reason \(reason)")
+      case .deviceRemoved(_, let reason):
+        #expect(reason.map(DeviceUnbindReason.codes.contains) == true, "\(line): reason \(reason ?? "none")")
+      default: break
+      }
+    }
+  }
+
   /// The table of error codes lists exactly the codes the daemon has.
   @Test func errorTableIsTheCodesList() {
     let tabled = Self.tableNames(after: "## Errors", header: "code")
