@@ -451,9 +451,8 @@ def held_note(together):
     text = (f", and in {together['together']} of {together['of']} it read `held` in the same read() as the "
             "`performing` the daemon writes right after it")
     if together["together"] * 2 >= together["of"]:
-        text += (": with one vCPU the subscriber runs only once the daemon blocks or yields, and the daemon "
-                 "yields the CPU once after writing both, before it lets the prepared command exec, so the "
-                 "command's exec does not run ahead of the subscriber")
+        text += (": with one vCPU the subscriber runs only once the daemon blocks (the daemon does not yield "
+                 "after an announcement), so it reads both at once after the command's posix_spawn")
     return text + "."
 
 
@@ -466,12 +465,11 @@ def notes(vmr):
     if a and reactor and spawn:
         text = (f"- actiond's command starts {ms(a)} ms (p50) after the hold deadline: {ms(a - spawn)} ms beyond "
                 f"the posix_spawn floor, {'+' if a >= reactor else '−'}{ms(abs(a - reactor))} ms against the C "
-                "reactor, which calls posix_spawn at the deadline. actiond prepares the command's process 20 ms "
-                "after the key-down (`actiond_arm` in Sources/CActiondShim/shim.c: clone(CLONE_VM) without "
-                "CLONE_VFORK; the child sets its process group, resets signals, opens /dev/null, closes "
-                "every other descriptor, changes user, then waits on a pipe), so at the deadline the daemon "
-                "only writes one byte and the child execs; what is left is the timer's wake-up, draining the "
-                "device, the announcements and the exec itself.")
+                "reactor, which calls posix_spawn at the deadline. actiond does the same (glibc posix_spawn "
+                "with its own process group, default signals, /dev/null stdin, output pipes, closefrom), so "
+                "the gap to the reactor is the daemon's own work at the deadline: draining the device, the "
+                "engine, the announcements and the request's argv/environment. Each sample is paired with "
+                "its own press by ACTIOND_PRESS_TIME.")
         fork = p("fork", "p50")
         if fork:
             text += f" For scale: fork + execve from a small process costs {ms(fork)} ms (p50)."
