@@ -150,9 +150,10 @@ public final class ProcessRunner: ProcessRunning {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    // In this order: the four pipe fds were opened after 0-2 were taken (or are the
-    // lowest free ones), so err.write is never 1 and nothing is overwritten before it is
-    // duplicated; /dev/null may take 0 last. dup2 clears close-on-exec on its target.
+    // In this order, so that no source is overwritten before it is duplicated even when
+    // the daemon runs with 0-2 closed: err.write is the last of four fds just allocated
+    // lowest-first, so it is >= 3, and out.write is copied before 2 is replaced; /dev/null
+    // takes 0 last. dup2 clears close-on-exec on its target.
     posix_spawn_file_actions_adddup2(&actions, out.write, 1)
     posix_spawn_file_actions_adddup2(&actions, err.write, 2)
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
