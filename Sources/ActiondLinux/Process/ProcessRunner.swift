@@ -154,13 +154,20 @@ public final class ProcessRunner: ProcessRunning {
     // the daemon runs with 0-2 closed: err.write is the last of four fds just allocated
     // lowest-first, so it is >= 3, and out.write is copied before 2 is replaced; /dev/null
     // takes 0 last. dup2 clears close-on-exec on its target.
-    posix_spawn_file_actions_adddup2(&actions, out.write, 1)
-    posix_spawn_file_actions_adddup2(&actions, err.write, 2)
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    // Everything else (sockets from systemd, devices, the epoll fd) stays out of the
-    // command even if some fd lacks close-on-exec.
-    actiond_spawn_add_closefrom(&actions, 3)
-    if let directory = request.workingDirectory { actiond_spawn_add_chdir(&actions, directory) }
+    var added = [
+      posix_spawn_file_actions_adddup2(&actions, out.write, 1),
+      posix_spawn_file_actions_adddup2(&actions, err.write, 2),
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
+      // Everything else (sockets from systemd, devices, the epoll fd) stays out of the
+      // command even if some fd lacks close-on-exec.
+      actiond_spawn_add_closefrom(&actions, 3),
+    ]
+    if let directory = request.workingDirectory { added.append(actiond_spawn_add_chdir(&actions, directory)) }
+    // Only ENOMEM, but a command must not start without one of them (in the wrong directory).
+    if let failed = added.first(where: { $0 != 0 }) {
+      let error = Errno(failed)
+      return fail(SpawnFailure(step: "posix_spawn_file_actions", errnoName: error.name, message: error.message))
+    }
 
     let cArgv = CStringArray(argv)
     let envp = CStringArray(request.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
