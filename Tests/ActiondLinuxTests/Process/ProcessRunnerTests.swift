@@ -223,6 +223,16 @@ private func isDead(_ pid: Int32) -> Bool {
     #expect(texts(bareLines, .stdout) == ["4242424", "4242424"])
   }
 
+  @Test func aUserThatIsTheDaemonsOwnRunsTheCommandDirectly() throws {
+    // Nothing to change, so no setpriv (which a daemon that is not root could not use).
+    let me = ProcessUser(reference: "me", uid: geteuid(), gid: getegid(), groups: [])
+    let (result, lines) = try runToCompletion(
+      ProcessRequest(argv: ["/bin/grep", "-E", "^(Name|Uid):", "/proc/self/status"], user: me))
+    #expect(result.outcome == .exited(0))
+    #expect(texts(lines, .stdout).first == "Name:\tgrep")
+    #expect(texts(lines, .stdout).last?.hasPrefix("Uid:\t\(geteuid())\t") == true)
+  }
+
   @Test(.enabled(if: geteuid() != 0, "only a daemon that is not root refuses another user"))
   func aDaemonThatIsNotRootRefusesAnotherUserWithTheReason() throws {
     let (result, _) = try runToCompletion(
