@@ -250,6 +250,40 @@ def paired(starts, ends, what, early=50_000_000):
     return out
 
 
+def paired_by_press(pressed, lines, tag, what):
+    """actiond's command samples, each paired with the deadline of the press that started it:
+    the command carries that press's kernel key-down time (ACTIOND_PRESS_TIME, microseconds,
+    the `time` of its `pressed` event) and `benchtool record` writes it after its own time.
+    No window can mis-pair here (a late command is late, not early for the next press). A
+    command before its own deadline, one naming no press or one press run twice fails the run
+    with the evidence; presses without a command are counted as missed (e.g. `busy`)."""
+    deadline_of = {t // 1000: d for t, d, _ in pressed}
+    started_by_press, problems = {}, []
+    for line in lines:
+        p = line.split()
+        if not p or p[0] != tag:
+            continue
+        if len(p) < 3:
+            problems.append(f"a command without ACTIOND_PRESS_TIME: {line!r}")
+            continue
+        started, press = int(p[1]), int(p[2])
+        if press not in deadline_of:
+            problems.append(f"ACTIOND_PRESS_TIME {press} us is the time of no `pressed` event: {line!r}")
+        elif press in started_by_press:
+            problems.append(f"a second command for the press at {press} us: {line!r}")
+        else:
+            started_by_press[press] = started
+            if started < deadline_of[press]:
+                problems.append(
+                    f"started {(deadline_of[press] - started) / 1e6:.3f} ms BEFORE its deadline: press {press} us, "
+                    f"deadline {deadline_of[press]} ns, command {started} ns ({line!r})")
+    MISSED[what] = {"starts": len(deadline_of), "ends": len(started_by_press),
+                    "missed": len(deadline_of) - len(started_by_press)}
+    if problems:
+        sys.exit(f"bench: {what}: {len(problems)} impossible sample(s):\n  " + "\n  ".join(problems))
+    return [started_by_press[p] - deadline_of[p] for p in sorted(started_by_press)]
+
+
 def memory(lines):
     return {p[1]: {"vmRSSkB": int(p[2]), "rssAnonkB": int(p[3])} for p in (l.split() for l in lines) if p[:1] == ["mem"]}
 
@@ -287,14 +321,16 @@ def vm(args):
     deadlines = [d for _, d, _ in pressed]
     if not set(t for t, _ in held) <= set(deadlines):
         sys.exit("bench: actiond: a held time is not the deadline of a pressed")
-    series["actiondCommand"] = paired(deadlines, values(need(act, "actiond-rec.log"), "actiond"), "actiond command")
+    records = need(act, "actiond-rec.log")
+    series["actiondCommand"] = paired_by_press(pressed, records, "actiond", "actiond command")
     # Whether the subscriber read `held` only after the command had already started (one vCPU:
-    # the subscriber runs when the daemon blocks).
-    commands = sorted(values(need(act, "actiond-rec.log"), "actiond"))
+    # the subscriber runs when the daemon blocks). Paired exactly, by the press time.
+    started_at = {int(p[2]) * 1000: int(p[1]) for p in (l.split() for l in records) if p[:1] == ["actiond"]}
+    press_of = {d: t for t, d, _ in pressed}
     after = 0
     for deadline, recv in held:
-        started = [c for c in commands if deadline - 50_000_000 <= c < deadline + 150_000_000]
-        after += bool(started) and recv > started[0]
+        started = started_at.get(press_of.get(deadline, -1))
+        after += started is not None and recv > started
     extra["heldAfterCommand"] = {"after": after, "of": len(held)}
     # Whether `held` and the `performing` written right after it arrived in one read().
     together = sum(1 for a, b in zip(events, events[1:]) if a[0] == "held" and b[0] == "performing" and a[3] == b[3])
@@ -415,9 +451,8 @@ def held_note(together):
     text = (f", and in {together['together']} of {together['of']} it read `held` in the same read() as the "
             "`performing` the daemon writes right after it")
     if together["together"] * 2 >= together["of"]:
-        text += (": with one vCPU the subscriber runs only once the daemon blocks or yields, and the daemon "
-                 "yields the CPU once after writing both, before it lets the prepared command exec, so the "
-                 "command's exec does not run ahead of the subscriber")
+        text += (": with one vCPU the subscriber runs only once the daemon blocks (the daemon does not yield "
+                 "after an announcement), so it reads both at once after the command's posix_spawn")
     return text + "."
 
 
@@ -430,12 +465,11 @@ def notes(vmr):
     if a and reactor and spawn:
         text = (f"- actiond's command starts {ms(a)} ms (p50) after the hold deadline: {ms(a - spawn)} ms beyond "
                 f"the posix_spawn floor, {'+' if a >= reactor else '−'}{ms(abs(a - reactor))} ms against the C "
-                "reactor, which calls posix_spawn at the deadline. actiond prepares the command's process 20 ms "
-                "after the key-down (`actiond_arm` in Sources/CActiondShim/shim.c: clone(CLONE_VM) without "
-                "CLONE_VFORK; the child sets its process group, resets signals, opens /dev/null, closes "
-                "every other descriptor, changes user, then waits on a pipe), so at the deadline the daemon "
-                "only writes one byte and the child execs; what is left is the timer's wake-up, draining the "
-                "device, the announcements and the exec itself.")
+                "reactor, which calls posix_spawn at the deadline. actiond does the same (glibc posix_spawn "
+                "with its own process group, default signals, /dev/null stdin, output pipes, closefrom), so "
+                "the gap to the reactor is the daemon's own work at the deadline: draining the device, the "
+                "engine, the announcements and the request's argv/environment. Each sample is paired with "
+                "its own press by ACTIOND_PRESS_TIME.")
         fork = p("fork", "p50")
         if fork:
             text += f" For scale: fork + execve from a small process costs {ms(fork)} ms (p50)."

@@ -4,7 +4,9 @@
 //
 //   benchtool record TAG FILE            appends "TAG <CLOCK_MONOTONIC ns>" to FILE, taken
 //                                        first thing in main: the recording command every
-//                                        peer (actiond, thd, python, reactor) starts
+//                                        peer (actiond, thd, python, reactor) starts; run
+//                                        by actiond, " <ACTIOND_PRESS_TIME us>" follows (the
+//                                        key-down of the press that started it)
 //   benchtool spawnfloor N FILE [fork]   posix_spawn (or fork + execve) of `record spawn FILE`
 //                                        alone, N times; prints "spawn <t0 ns>" per spawn (t0
 //                                        just before it)
@@ -107,8 +109,11 @@ static int64_t event_ns(const struct input_event *ev) {
 static int cmd_record(int argc, char **argv) {
   int64_t t = now_ns();
   if (argc != 4) fail("usage: record TAG FILE");
-  char line[128];
-  int n = snprintf(line, sizeof line, "%s %lld\n", argv[2], (long long)t);
+  char line[160];
+  // The gesture's identity, so the report pairs this sample with its own press.
+  const char *press = getenv("ACTIOND_PRESS_TIME");
+  int n = press != NULL && strlen(press) < 24 ? snprintf(line, sizeof line, "%s %lld %s\n", argv[2], (long long)t, press)
+                                              : snprintf(line, sizeof line, "%s %lld\n", argv[2], (long long)t);
   int fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) die(argv[3]);
   write_all(fd, line, (size_t)n);

@@ -26,14 +26,20 @@ public final class ControlEngine {
     /// The button whose hold caused it; nil for socket performs.
     public let button: String?
     public let source: PerformSource
+    /// For a hold, the kernel's timestamp of the key-down that started the press: the
+    /// identity of the gesture (`ACTIOND_PRESS_TIME`). nil for socket performs.
+    public let pressTime: MonotonicInstant?
 
     /// The environment contract of exec intents: `ACTIOND_KIND`, `ACTIOND_BUTTON`,
-    /// `ACTIOND_VALUE` (toggles: 1 or 0) and one `ACTIOND_PARAM_<NAME>` per parameter.
+    /// `ACTIOND_PRESS_TIME` (holds: the key-down's CLOCK_MONOTONIC time in microseconds,
+    /// the `time` of the `pressed` event), `ACTIOND_VALUE` (toggles: 1 or 0) and one
+    /// `ACTIOND_PARAM_<NAME>` per parameter.
     public var environment: [String: String] {
       var env = instance.parameterEnvironment
       env["ACTIOND_KIND"] = kind
       env["ACTIOND_INSTANCE"] = instance.id
       if let button { env["ACTIOND_BUTTON"] = button }
+      if let pressTime { env["ACTIOND_PRESS_TIME"] = String(pressTime.microseconds) }
       if let requestedValue { env["ACTIOND_VALUE"] = requestedValue ? "1" : "0" }
       return env
     }
@@ -72,8 +78,6 @@ public final class ControlEngine {
   private var pendingReads: [UInt64: PendingRead] = [:]
   private var readsByInstance: [String: UInt64] = [:]
   private var connectedProviders: Set<String> = []
-  /// Buttons pressed now whose hold was anticipated (see `anticipate(button:)`).
-  private var anticipated: Set<String> = []
   private var nextJobID: UInt64 = 1
   private let output: any ControlEngineOutput
 
@@ -206,25 +210,21 @@ public final class ControlEngine {
           .pressed(
             button: config.name, kind: kind, hint: hint(button: config.name), time: at, threshold: config.holdThreshold)
         )
-        anticipate(button: config.name)
       case .releasedShort(let at, let heldFor):
-        forgetAnticipation(button: config.name)
         output.announce(
           .released(button: config.name, kind: kind, hint: hint(button: config.name), time: at, duration: heldFor))
-      case .held(let at, _):
+      case .held(let at, let pressedAt):
         output.announce(.held(button: config.name, kind: kind, time: at))
         if let instance {
-          perform(instance, button: config.name, source: .button, completion: nil)
+          perform(instance, button: config.name, source: .button, pressTime: pressedAt, completion: nil)
         } else {
           output.log(.notice, "button \(config.name) held, but no control is assigned to it")
         }
-        forgetAnticipation(button: config.name)
       case .releasedAfterHold(let at, let heldFor):
         output.announce(.releasedAfterHold(button: config.name, kind: kind, time: at, duration: heldFor))
       case .cancelled(_, let reason, let afterHold):
         // After a hold the perform already happened; there is nothing left to cancel.
         if !afterHold {
-          forgetAnticipation(button: config.name)
           output.announce(.cancelled(button: config.name, kind: kind, reason: reason.description))
         } else {
           output.log(.debug, "button \(config.name): press ended by \(reason) after its hold")
@@ -257,16 +257,18 @@ public final class ControlEngine {
 
   /// Performs `instance` as a hold would. The completion (socket performs) gets the
   /// resulting control or the error; holds announce instead.
+  /// `pressTime`: the key-down of the hold that asked for it (nil for socket performs).
   public func perform(
-    _ instance: ControlInstance, button: String?, source: PerformSource,
+    _ instance: ControlInstance, button: String?, source: PerformSource, pressTime: MonotonicInstant? = nil,
     completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
-    perform(instance, button: button, source: source, valueWasRead: false, completion: completion)
+    perform(
+      instance, button: button, source: source, pressTime: pressTime, valueWasRead: false, completion: completion)
   }
 
   private func perform(
-    _ instance: ControlInstance, button: String?, source: PerformSource, valueWasRead: Bool,
-    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    _ instance: ControlInstance, button: String?, source: PerformSource, pressTime: MonotonicInstant?,
+    valueWasRead: Bool, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
     guard let definition = configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
@@ -298,7 +300,8 @@ public final class ControlEngine {
       read(instance, definition) { [weak self] _ in
         guard let self else { return }
         self.readingToPerform.remove(instance.id)
-        self.perform(instance, button: button, source: source, valueWasRead: true, completion: completion)
+        self.perform(
+          instance, button: button, source: source, pressTime: pressTime, valueWasRead: true, completion: completion)
       }
       return
     case .run(let planned, let value):
@@ -307,7 +310,7 @@ public final class ControlEngine {
     }
     let job = PerformJob(
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
-      requestedValue: requested, button: button, source: source)
+      requestedValue: requested, button: button, source: source, pressTime: pressTime)
     inFlight[instance.id] = InFlight(job: job, completion: completion)
     output.announce(.performing(kind: instance.kind, button: button, source: source, value: requested))
     if case .state = intent {
@@ -357,30 +360,6 @@ public final class ControlEngine {
       return .fail(ProtocolError(.unavailable, "no provider application is connected for \(instance.kind)"))
     }
     return .run(intent, requestedValue: requested)
-  }
-
-  /// Tells the adapter what a hold of `button` would run if it came now, so it can
-  /// prepare it (only exec intents gain from that). The plan is the one a perform would
-  /// make; if anything changes before the hold, the perform decides afresh and the
-  /// adapter notices the difference.
-  private func anticipate(button: String) {
-    guard let instance = assignments[button], let definition = configuration.control(kind: instance.kind),
-      case .run(let intent, let requested) = plan(instance, definition, valueWasRead: false),
-      case .exec = intent
-    else { return }
-    anticipated.insert(button)
-    output.anticipate(
-      PerformJob(
-        id: 0, kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
-        requestedValue: requested, button: button, source: .button),
-      button: button)
-  }
-
-  /// The press of `button` ended: whatever was anticipated for it will not be needed
-  /// (after a hold, the perform has already used it if it matched).
-  private func forgetAnticipation(button: String) {
-    guard anticipated.remove(button) != nil else { return }
-    output.anticipate(nil, button: button)
   }
 
   /// The adapter finished running job `id`'s intent.
@@ -876,10 +855,6 @@ public protocol ControlEngineOutput: AnyObject {
   func armTimer(at deadline: MonotonicInstant?)
   /// Run an intent asynchronously; report with `ControlEngine.performFinished(job:_:)`.
   func runIntent(_ job: ControlEngine.PerformJob)
-  /// A hold of `button` (pressed now) would run `job` (its `id` is 0: nothing is in
-  /// flight yet), so the adapter may prepare it; a later `runIntent` for that button
-  /// says whether it is needed. nil: the press ended, forget what was prepared.
-  func anticipate(_ job: ControlEngine.PerformJob?, button: String)
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
   /// Persist the state, atomically and durably. Throws (`state-not-saved`) when it could

@@ -8,9 +8,9 @@ public struct ProcessRequest: Sendable, Equatable {
   public var environment: [String: String]
   /// Directory to run in; nil keeps the daemon's (`/` under systemd).
   public var workingDirectory: String?
-  /// User name or numeric uid to run as (its primary group and supplementary groups
-  /// too); nil runs as the daemon's user.
-  public var user: String?
+  /// The account to run as (its uid, primary group and supplementary groups), already
+  /// resolved: the runner never asks the name service; nil runs as the daemon's user.
+  public var user: ProcessUser?
   /// After this the whole process group gets SIGTERM.
   public var timeout: TimeSpan
   /// After the SIGTERM of a timeout, how long until SIGKILL.
@@ -18,7 +18,7 @@ public struct ProcessRequest: Sendable, Equatable {
   public var outputLimits: ProcessOutputLimits
 
   public init(
-    argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil, user: String? = nil,
+    argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil, user: ProcessUser? = nil,
     timeout: TimeSpan = .seconds(10), killGracePeriod: TimeSpan = .seconds(2),
     outputLimits: ProcessOutputLimits = ProcessOutputLimits()
   ) {
@@ -29,6 +29,26 @@ public struct ProcessRequest: Sendable, Equatable {
     self.timeout = timeout
     self.killGracePeriod = killGracePeriod
     self.outputLimits = outputLimits
+  }
+}
+
+/// An account a command runs as, resolved from an exec spec's `user` when the
+/// configuration is loaded (or reloaded), so that a hold never waits on the name service
+/// (LDAP, sssd) on the daemon's loop.
+public struct ProcessUser: Sendable, Equatable {
+  /// The reference as configured (a name or a numeric uid), for messages.
+  public var reference: String
+  public var uid: UInt32
+  /// The primary group.
+  public var gid: UInt32
+  /// Every group the command gets (the primary one included, as the group database says).
+  public var groups: [UInt32]
+
+  public init(reference: String, uid: UInt32, gid: UInt32, groups: [UInt32]) {
+    self.reference = reference
+    self.uid = uid
+    self.gid = gid
+    self.groups = groups
   }
 }
 
@@ -144,34 +164,13 @@ public struct ProcessRunID: Hashable, Sendable {
 /// Runs commands asynchronously on the daemon's loop. Callbacks run on the loop thread,
 /// never from inside `run` itself (even a spawn failure is reported on a later turn).
 public protocol ProcessRunning: AnyObject {
-  /// Starts `request`; `output` gets each line (within the limits) while it runs,
-  /// `completion` gets the result exactly once. With a `slot` that holds an armed
-  /// request equal to `request`, that prepared process is the one that runs (only its
-  /// exec is left to do); any other request armed in `slot` is discarded first.
+  /// Starts `request` now; `output` gets each line (within the limits) while it runs,
+  /// `completion` gets the result exactly once.
   @discardableResult
   func run(
-    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
-    completion: @escaping (ProcessResult) -> Void
-  ) -> ProcessRunID
-
-  /// Prepares `request` in `slot` (replacing what the slot held) because a `run` of it
-  /// may come soon: everything up to the exec happens now, so that run starts sooner.
-  /// Nothing the command does happens before `run`.
-  func arm(_ request: ProcessRequest, slot: String)
-
-  /// Drops what `slot` holds, if anything: the run it was prepared for will not come.
-  func disarm(slot: String)
-}
-
-extension ProcessRunning {
-  /// Starts `request` without a prepared process.
-  @discardableResult
-  public func run(
     _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
-  ) -> ProcessRunID {
-    run(request, slot: nil, output: output, completion: completion)
-  }
+  ) -> ProcessRunID
 }
 
 /// A ``ProcessRunning`` for tests: records requests; the test emits output and
@@ -195,28 +194,16 @@ public final class RecordingProcessRunner: ProcessRunning {
   /// Indexes of runs not completed yet.
   public var pending: [Int] { runs.indices.filter { !runs[$0].completed } }
 
-  /// What each slot holds now.
-  public private(set) var armed: [String: ProcessRequest] = [:]
-  /// Runs that used the request armed in their slot, by index in ``requests``.
-  public private(set) var firedArmed: Set<Int> = []
-
   @discardableResult
   public func run(
-    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
+    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID {
     let id = ProcessRunID(rawValue: next)
     next += 1
-    if let slot, let prepared = armed.removeValue(forKey: slot), prepared == request {
-      firedArmed.insert(runs.count)
-    }
     runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
     return id
   }
-
-  public func arm(_ request: ProcessRequest, slot: String) { armed[slot] = request }
-
-  public func disarm(slot: String) { armed[slot] = nil }
 
   /// Delivers an output line of run `index`.
   public func emit(_ line: ProcessOutputLine, run index: Int) {

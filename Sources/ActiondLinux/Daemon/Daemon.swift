@@ -43,10 +43,9 @@ public final class Daemon {
   private let runner: ProcessRunner
   private let input: InputManager
   private var timer: TimerID?
-  /// Buttons pressed now whose command is prepared a little later (see `anticipate`).
-  private var pendingPreparations: [String: TimerID] = [:]
-  /// How long after a key-down its hold's command is prepared.
-  static let preparationDelay = TimeSpan.milliseconds(20)
+  /// Every `user` the configuration names, resolved when it was loaded: a command never
+  /// waits for the name service on the loop.
+  private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
   /// Devices currently bound, by devnode, as announced. Which button a device serves is
   /// the input manager's alone to know (`input.device(forButton:)`).
   private var devices: [String: DeviceSnapshot] = [:]
@@ -80,6 +79,7 @@ public final class Daemon {
     if let override = settings.stateDirectory { configuration.stateDirectory = override }
     if let override = settings.socketPath { configuration.socket.path = override }
     logger.minimumLevel = settings.logLevel ?? configuration.logLevel
+    users = Daemon.resolveUsers(configuration, logger: logger)
 
     loop = try EventLoop()
     runner = ProcessRunner(loop: loop)
@@ -154,8 +154,6 @@ public final class Daemon {
     // No hold is decided any more while the stop waits for commands.
     if let timer { loop.cancel(timer) }
     timer = nil
-    for timer in pendingPreparations.values { loop.cancel(timer) }
-    pendingPreparations = [:]
     runner.terminateAll()
     server.stop()
     guard runner.runningCount > 0 else {
@@ -211,6 +209,7 @@ public final class Daemon {
       let unchanged = new.unchangedButtons(since: configuration)
       configuration = new
       logger.minimumLevel = settings.logLevel ?? new.logLevel
+      users = Daemon.resolveUsers(new, logger: logger)
       engine.apply(configuration: new, at: now)
       input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
       announce(.configReloaded(applied: true, problems: []))
@@ -223,6 +222,20 @@ public final class Daemon {
     }
     let status = statusLine()
     notify { try $0.ready(status: status) }
+  }
+
+  /// Resolves every configured `user`; one that cannot be resolved is logged now and
+  /// fails its commands (a user created later is found by the next reload).
+  private static func resolveUsers(
+    _ configuration: Configuration, logger: Logger
+  ) -> [String: Result<ProcessUser, SpawnFailure>] {
+    let users = UserResolution.resolveAll(in: configuration)
+    for (_, resolved) in users.sorted(by: { $0.key < $1.key }) {
+      if case .failure(let failure) = resolved {
+        logger.warning("\(failure); commands configured to run as this user will fail", event: "user-unknown")
+      }
+    }
+    return users
   }
 
   /// The sd_notify STATUS line, from the input manager's bindings (their one owner).
@@ -373,17 +386,6 @@ extension Daemon: ControlEngineOutput {
     // Subscribers first: they wait for `pressed` and `held` with a person's finger on
     // the key, the log does not.
     server?.broadcast(event)
-    switch event {
-    case .pressed, .held:
-      if let server, server.subscriberCount > 0 {
-        // On one CPU a woken subscriber runs only once the daemon blocks, and the
-        // daemon has more to do in this turn (the log line, the hold's perform and
-        // the command's exec, the next timer): let the subscribers read the
-        // announcement first. On several CPUs this costs one system call.
-        _ = sched_yield()
-      }
-    default: break
-    }
     if EventLogLine.level(of: event) >= logger.minimumLevel {
       let line = EventLogLine(event)
       logger.sink.write(
@@ -413,8 +415,7 @@ extension Daemon: ControlEngineOutput {
   public func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      // A hold's command was prepared during the press (`anticipate`): the button's slot.
-      run(spec, extra: job.environment, tag: job.kind, slot: job.button) { [unowned self] result in
+      run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
         case .exited(0): outcome = .succeeded
@@ -455,22 +456,6 @@ extension Daemon: ControlEngineOutput {
     case .state:
       // The engine completes state intents itself; reaching here is a bug.
       later { [unowned self] in self.engine.performFinished(job: job.id, .succeeded) }
-    }
-  }
-
-  public func anticipate(_ job: ControlEngine.PerformJob?, button: String) {
-    if let timer = pendingPreparations.removeValue(forKey: button) { loop.cancel(timer) }
-    // Only an exec intent has something to prepare: its process, up to the exec.
-    guard let job, case .exec(let spec) = job.intent else {
-      runner.disarm(slot: button)
-      return
-    }
-    // Not at once: the key-down's `pressed` reaches subscribers first (on one CPU the
-    // preparation would run before them), and a quick tap never costs a process. The
-    // threshold is at least 100 ms, so the hold still finds the command prepared.
-    pendingPreparations[button] = loop.schedule(at: loop.now() + Daemon.preparationDelay) { [unowned self] _ in
-      self.pendingPreparations[button] = nil
-      self.runner.arm(self.processRequest(spec, extra: job.environment), slot: button)
     }
   }
 
@@ -554,8 +539,7 @@ extension Daemon: ControlEngineOutput {
   }
 
   private func run(
-    _ spec: ExecSpec, extra: [String: String], tag: String, slot: String? = nil,
-    completion: @escaping (ProcessResult) -> Void
+    _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
   ) {
     guard !stopping else {
       // A finished intent's re-read during a stop: nothing new is started.
@@ -566,7 +550,14 @@ extension Daemon: ControlEngineOutput {
       }
       return
     }
-    runner.run(processRequest(spec, extra: extra), slot: slot) { [logger] line in
+    let request: ProcessRequest
+    switch processRequest(spec, extra: extra) {
+    case .success(let made): request = made
+    case .failure(let failure):
+      later { completion(ProcessResult(outcome: .spawnFailed(failure))) }
+      return
+    }
+    runner.run(request) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
     } completion: { [logger, unowned self] result in
       if result.discardedLines > 0 {
@@ -579,7 +570,7 @@ extension Daemon: ControlEngineOutput {
     }
   }
 
-  private func processRequest(_ spec: ExecSpec, extra: [String: String]) -> ProcessRequest {
+  private func processRequest(_ spec: ExecSpec, extra: [String: String]) -> Result<ProcessRequest, SpawnFailure> {
     // Intents get a small, explicit environment: never the daemon's own (it may hold
     // NOTIFY_SOCKET, LISTEN_FDS or secrets), plus what the definition and the contract add.
     var env: [String: String] = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
@@ -588,9 +579,20 @@ extension Daemon: ControlEngineOutput {
     env.merge(extra) { $1 }
     // The documented default is `/`, not wherever the daemon was started from (under
     // systemd that is `/` anyway; from a shell it would be the shell's directory).
-    return ProcessRequest(
-      argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: spec.user?.description,
-      timeout: spec.timeout)
+    var user: ProcessUser?
+    if let reference = spec.user?.description {
+      // Never resolved here, on the loop: every configured user was resolved at load.
+      let unresolved = SpawnFailure(
+        step: "user \(reference)", errnoName: "", message: "not resolved when the configuration was loaded (a bug)")
+      switch users[reference] ?? .failure(unresolved) {
+      case .success(let resolved): user = resolved
+      case .failure(let failure): return .failure(failure)
+      }
+    }
+    return .success(
+      ProcessRequest(
+        argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: user,
+        timeout: spec.timeout))
   }
 }
 

@@ -4,15 +4,14 @@ import Glibc
 
 /// Runs commands on the event loop without ever blocking it.
 ///
-/// - The spawn happens in C (`actiond_spawn`, clone with CLONE_VM | CLONE_VFORK like
-///   posix_spawn, so no page tables are copied): the child makes raw system calls only:
-///   new process group, signals unblocked and at default, stdin on /dev/null, stdout and
-///   stderr on pipes, every other fd closed, optional chdir and setgroups/setgid/setuid.
-///   The parent waits only until exec (or its failure), like posix_spawn.
-/// - `arm` takes even that off the moment a command must start: it prepares the child up
-///   to the exec ahead of time (at a key-down), and a `run` of the same request in the
-///   same slot (at the hold deadline) only writes one byte to let it exec. A prepared
-///   child that is not used is told to exit.
+/// - A command starts with glibc's `posix_spawn` at the moment it is asked for (a hold's
+///   at the threshold): a new process group (so a timeout can signal the whole tree),
+///   every signal unblocked and at its default disposition, stdin on /dev/null, stdout
+///   and stderr on pipes, every other fd closed (`closefrom`), optional chdir. glibc
+///   starts the child vfork-style (no page tables are copied) and returns once the child
+///   has exec'ed or failed (the failure is its return value).
+/// - Another `user` (root only) runs through util-linux's `setpriv`, with the uid and
+///   groups resolved beforehand (``ProcessUser``): the runner never asks the name service.
 /// - Exit is noticed through a pidfd (Linux ≥ 5.3) in the loop, then reaped with
 ///   `waitpid(pid, WNOHANG)`: no SIGCHLD handler, no `waitpid(-1)` stealing other children.
 ///   Nothing else in the daemon may reap these pids.
@@ -24,35 +23,52 @@ import Glibc
 public final class ProcessRunner: ProcessRunning {
   private let loop: EventLoop
   private var runs: [UInt64: ActiveRun] = [:]
-  /// Children prepared by `arm`, by slot.
-  private var armedChildren: [String: ArmedChild] = [:]
-  /// Discarded prepared children until they are reaped (they read their request until
-  /// they exit), by pid.
-  private var discardedChildren: [Int32: ArmedChild] = [:]
   private var next: UInt64 = 1
   /// Reused for every read, so output costs no allocation per chunk.
   private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+  /// The same for every command, so made once.
+  private var attributes = posix_spawnattr_t()
+  /// util-linux's `setpriv`, for a request with a `user`; nil when not installed.
+  private let setpriv: String?
 
-  public init(loop: EventLoop) { self.loop = loop }
+  /// `setpriv`: where util-linux's setpriv is (found once, here, by default).
+  public init(loop: EventLoop, setpriv: String? = ProcessRunner.findSetpriv()) {
+    self.loop = loop
+    self.setpriv = setpriv
+    posix_spawnattr_init(&attributes)
+    var none = sigset_t()
+    sigemptyset(&none)
+    // Every bit set, not sigfillset: that leaves out glibc's two internal signals (32,
+    // 33), which posix_spawn would then leave ignored across the exec.
+    var all = sigset_t()
+    _ = withUnsafeMutableBytes(of: &all) { $0.initializeMemory(as: UInt8.self, repeating: 0xff) }
+    // The daemon blocks the signals its signalfd reads and ignores SIGPIPE: neither may
+    // reach the command (a blocked or ignored disposition survives exec).
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setpgroup(&attributes, 0)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+  }
+
+  deinit { posix_spawnattr_destroy(&attributes) }
+
+  /// The first of `/usr/bin/setpriv`, `/bin/setpriv` that is executable.
+  public static func findSetpriv() -> String? {
+    ["/usr/bin/setpriv", "/bin/setpriv"].first { access($0, X_OK) == 0 }
+  }
 
   /// Runs in flight.
   public var runningCount: Int { runs.count }
 
   @discardableResult
   public func run(
-    _ request: ProcessRequest, slot: String?, output: @escaping (ProcessOutputLine) -> Void,
+    _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID {
     let id = next
     next += 1
     let started = loop.now()
-    let spawned: Result<Spawned, SpawnFailure>
-    if let slot, let child = armedChildren.removeValue(forKey: slot) {
-      spawned = fire(child, for: request)
-    } else {
-      spawned = spawn(request)
-    }
-    switch spawned {
+    switch spawn(request) {
     case .failure(let failure):
       // Reported on the next turn so callers never see their completion inside run().
       loop.schedule(at: started) { now in
@@ -62,7 +78,6 @@ public final class ProcessRunner: ProcessRunning {
       let run = ActiveRun(
         id: id, pid: spawned.pid, pidfd: spawned.pidfd, stdoutFD: spawned.stdoutFD, stderrFD: spawned.stderrFD,
         request: request, started: started, output: output, completion: completion)
-      run.armed = spawned.armed
       runs[id] = run
       do {
         try watch(run)
@@ -83,49 +98,9 @@ public final class ProcessRunner: ProcessRunning {
     return ProcessRunID(rawValue: id)
   }
 
-  /// Prepares `request` in a child that stops just before its exec (`actiond_arm`):
-  /// process group, signals, stdio, close-on-exec, chdir, credentials, the user lookup,
-  /// the pipes and the pidfd all happen now, so a `run` of the same request in `slot`
-  /// only has to let it exec. That child runs nothing of the command until then; it
-  /// exits when discarded and dies with the daemon while it waits. A request that cannot
-  /// be prepared is simply not armed: its `run` spawns and reports the failure.
-  public func arm(_ request: ProcessRequest, slot: String) {
-    disarm(slot: slot)
-    guard case .success(let spawned) = spawn(request, armed: true), let handle = spawned.armed else { return }
-    let child = ArmedChild(request: request, process: spawned, handle: handle)
-    do {
-      // An armed child exits on its own only when its preparation failed (or it was
-      // killed): forget it then, so the run spawns afresh and reports why.
-      child.pidWatch = try loop.register(fd: child.process.pidfd, interest: .readable) { [weak self] _ in
-        self?.armedChildExited(child)
-      }
-    } catch {
-      _ = kill(child.pid, SIGKILL)
-      var status: Int32 = 0
-      _ = try? Syscall.retrying { waitpid(child.pid, &status, 0) }
-      child.free()
-      return
-    }
-    armedChildren[slot] = child
-  }
-
-  public func disarm(slot: String) {
-    guard let child = armedChildren.removeValue(forKey: slot) else { return }
-    discard(child)
-  }
-
-  /// Slots holding a prepared child.
-  public var armedSlots: [String] { Array(armedChildren.keys) }
-  /// Prepared children still alive: armed ones plus discarded ones not reaped yet.
-  public var preparedChildCount: Int { armedChildren.count + discardedChildren.count }
-  /// Runs that started from a prepared child (the rest were spawned when asked).
-  public private(set) var preparedRunCount = 0
-
   /// Terminates every run as if it had timed out (for shutdown): SIGTERM to each group
-  /// now, SIGKILL after each run's grace period. Completions still arrive. Prepared
-  /// children are discarded.
+  /// now, SIGKILL after each run's grace period. Completions still arrive.
   public func terminateAll() {
-    for slot in armedSlots { disarm(slot: slot) }
     for run in runs.values where !run.timedOut { timeOut(run) }
   }
 
@@ -137,49 +112,25 @@ public final class ProcessRunner: ProcessRunning {
 
   // MARK: Spawning
 
-  /// Lets an armed child exec when it was prepared for exactly `request`; otherwise
-  /// discards it and spawns `request` the usual way.
-  private func fire(_ child: ArmedChild, for request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
-    guard child.request == request, actiond_armed_fire(child.handle) == 0 else {
-      // Prepared for something else (the value changed during the press), or it has
-      // already exited (EPIPE): it will not run.
-      discard(child)
-      return spawn(request)
-    }
-    if let watch = child.pidWatch { loop.unregister(watch) }
-    child.pidWatch = nil
-    preparedRunCount += 1
-    return .success(child.process)
-  }
-
-  /// Tells an armed child to exit; its memory and fds are released once it is reaped.
-  private func discard(_ child: ArmedChild) {
-    _ = actiond_armed_discard(child.handle)
-    // Its pidfd watch (registered by `arm`) reaps it.
-    discardedChildren[child.pid] = child
-  }
-
-  private func armedChildExited(_ child: ArmedChild) {
-    var status: Int32 = 0
-    guard let pid = try? Syscall.retrying({ waitpid(child.pid, &status, WNOHANG) }), pid == child.pid else {
-      return  // still waiting (spurious readiness)
-    }
-    if let watch = child.pidWatch { loop.unregister(watch) }
-    child.pidWatch = nil
-    discardedChildren[child.pid] = nil
-    for (slot, armed) in armedChildren where armed === child { armedChildren[slot] = nil }
-    child.free()
-  }
-
-  private func spawn(_ request: ProcessRequest, armed: Bool = false) -> Result<Spawned, SpawnFailure> {
+  private func spawn(_ request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
     guard !request.argv.isEmpty, !request.argv[0].isEmpty else {
       return .failure(SpawnFailure(step: "argv", errnoName: "", message: "no program given"))
     }
-    var identity: UserIdentity?
+    let program: String
+    switch ProcessRunner.lookUp(request.argv[0], path: request.environment["PATH"]) {
+    case .success(let found): program = found
+    case .failure(let failure): return .failure(failure)
+    }
+    var argv = request.argv
+    var executable = program
     if let user = request.user {
-      switch UserIdentity.resolve(user) {
-      case .success(let resolved): identity = resolved
+      switch switchingUser(user) {
       case .failure(let failure): return .failure(failure)
+      case .success(nil): break  // already that user
+      case .success(let setpriv?):
+        // setpriv execs the command in place: same pid, same process group.
+        executable = setpriv
+        argv = [setpriv] + ProcessRunner.setprivOptions(user) + ["--", program] + request.argv.dropFirst()
       }
     }
     let out: (read: Int32, write: Int32)
@@ -202,33 +153,38 @@ public final class ProcessRunner: ProcessRunning {
       return .failure(failure)
     }
 
-    let argv = CStringArray(request.argv)
-    let envp = CStringArray(request.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
-    let groups = identity?.groups ?? []
-    var childErrno: Int32 = 0
-    var failedStep: UnsafePointer<CChar>?
-    var handle: OpaquePointer?
-    let pid: pid_t = groups.withUnsafeBufferPointer { groupBuffer in
-      withOptionalCString(request.workingDirectory) { directory in
-        var spawnRequest = actiond_spawn_request(
-          argv: argv.pointer, envp: envp.pointer, working_directory: directory, stdout_fd: out.write,
-          stderr_fd: err.write, change_user: identity == nil ? 0 : 1, uid: identity?.uid ?? 0,
-          gid: identity?.gid ?? 0, groups: groupBuffer.baseAddress, group_count: groupBuffer.count)
-        guard armed else { return actiond_spawn(&spawnRequest, &childErrno, &failedStep) }
-        // actiond_arm copies the request: the child outlives these buffers.
-        var pid: pid_t = -1
-        handle = actiond_arm(&spawnRequest, &pid, &childErrno, &failedStep)
-        return handle == nil ? -1 : pid
-      }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    // In this order, so that no source is overwritten before it is duplicated even when
+    // the daemon runs with 0-2 closed: err.write is the last of four fds just allocated
+    // lowest-first, so it is >= 3, and out.write is copied before 2 is replaced; /dev/null
+    // takes 0 last. dup2 clears close-on-exec on its target.
+    var added = [
+      posix_spawn_file_actions_adddup2(&actions, out.write, 1),
+      posix_spawn_file_actions_adddup2(&actions, err.write, 2),
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
+      // Everything else (sockets from systemd, devices, the epoll fd) stays out of the
+      // command even if some fd lacks close-on-exec.
+      actiond_spawn_add_closefrom(&actions, 3),
+    ]
+    if let directory = request.workingDirectory { added.append(actiond_spawn_add_chdir(&actions, directory)) }
+    // Only ENOMEM, but a command must not start without one of them (in the wrong directory).
+    if let failed = added.first(where: { $0 != 0 }) {
+      let error = Errno(failed)
+      return fail(SpawnFailure(step: "posix_spawn_file_actions", errnoName: error.name, message: error.message))
     }
-    if pid < 0 { return fail(childFailure(failedStep, childErrno, request)) }
+
+    let cArgv = CStringArray(argv)
+    let envp = CStringArray(request.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, &attributes, cArgv.pointer, envp.pointer)
+    if rc != 0 { return fail(ProcessRunner.explain(rc, program: program, request)) }
     /// A started child that cannot be watched is killed and reaped at once.
     func abandon(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
       _ = kill(-pid, SIGKILL)
-      _ = kill(pid, SIGKILL)  // an armed child may not have its own group yet
       var status: Int32 = 0
       _ = try? Syscall.retrying { waitpid(pid, &status, 0) }
-      if let handle { _ = actiond_armed_release(handle, &childErrno, &failedStep) }
       return fail(SpawnFailure(step: step, errnoName: error.name, message: error.message))
     }
     let pidfd = actiond_pidfd_open(pid)
@@ -240,7 +196,75 @@ public final class ProcessRunner: ProcessRunning {
       Syscall.close(pidfd)
       return abandon("fcntl", error)
     }
-    return .success(Spawned(pid: pid, pidfd: pidfd, stdoutFD: out.read, stderrFD: err.read, armed: handle))
+    return .success(Spawned(pid: pid, pidfd: pidfd, stdoutFD: out.read, stderrFD: err.read))
+  }
+
+  /// How to become `user`: nil when the daemon already is that user and group (nothing
+  /// to change), else the setpriv to exec. Only root can become someone else.
+  private func switchingUser(_ user: ProcessUser) -> Result<String?, SpawnFailure> {
+    let euid = geteuid()
+    if user.uid == euid && user.gid == getegid() { return .success(nil) }
+    guard euid == 0 else {
+      return .failure(
+        SpawnFailure(
+          step: "user \(user.reference)", errnoName: "EPERM",
+          message: "only root can run a command as another user; actiond runs as uid \(euid)"))
+    }
+    guard let setpriv else {
+      return .failure(
+        SpawnFailure(
+          step: "user \(user.reference)", errnoName: "ENOENT",
+          message: "setpriv (util-linux) is not installed in /usr/bin or /bin"))
+    }
+    return .success(setpriv)
+  }
+
+  /// setpriv's options for `user`: real and effective ids and exactly its groups.
+  static func setprivOptions(_ user: ProcessUser) -> [String] {
+    let groups =
+      user.groups.isEmpty ? "--clear-groups" : "--groups=" + user.groups.map { String($0) }.joined(separator: ",")
+    return ["--reuid=\(user.uid)", "--regid=\(user.gid)", groups]
+  }
+
+  /// The program to exec for `name`: itself when it has a slash, else the first
+  /// executable regular file named so in `path` (the command's PATH, not the daemon's;
+  /// the standard one when it has none), as execvp searches.
+  static func lookUp(_ name: String, path: String?) -> Result<String, SpawnFailure> {
+    if name.contains("/") { return .success(name) }
+    let path = path ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    var denied = false
+    for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
+      let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+      var info = stat()
+      guard stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+      if access(candidate, X_OK) == 0 { return .success(candidate) }
+      denied = true
+    }
+    let error = Errno(denied ? EACCES : ENOENT)
+    return .failure(SpawnFailure(step: "execve \(name)", errnoName: error.name, message: error.message))
+  }
+
+  /// Names the step behind posix_spawn's error `rc` the way users read it (`chdir
+  /// /srv/photos`, `execve /usr/bin/x`): posix_spawn reports only the errno, so a
+  /// working directory the daemon cannot enter either is taken as the culprit.
+  private static func explain(_ rc: Int32, program: String, _ request: ProcessRequest) -> SpawnFailure {
+    if let directory = request.workingDirectory {
+      var info = stat()
+      var problem: Int32 = 0
+      if stat(directory, &info) != 0 {
+        problem = errno
+      } else if info.st_mode & S_IFMT != S_IFDIR {
+        problem = ENOTDIR
+      } else if access(directory, X_OK) != 0 {
+        problem = errno
+      }
+      if problem == rc {
+        let error = Errno(rc)
+        return SpawnFailure(step: "chdir \(directory)", errnoName: error.name, message: error.message)
+      }
+    }
+    let error = Errno(rc)
+    return SpawnFailure(step: "execve \(program)", errnoName: error.name, message: error.message)
   }
 
   // MARK: Watching
@@ -311,15 +335,6 @@ public final class ProcessRunner: ProcessRunning {
     Syscall.close(run.pidfd)
     run.pidfd = -1
     run.status = status
-    if let armed = run.armed {
-      // It exited 127 before or at its exec: report that like a failed spawn.
-      var childErrno: Int32 = 0
-      var failedStep: UnsafePointer<CChar>?
-      if actiond_armed_release(armed, &childErrno, &failedStep) != 0 {
-        run.spawnFailure = childFailure(failedStep, childErrno, run.request)
-      }
-      run.armed = nil
-    }
     // Whatever the command wrote before exiting is in the pipes now. A background
     // grandchild may keep them open; it does not hold up the result.
     drain(run, .stdout, untilDry: true)
@@ -350,9 +365,7 @@ public final class ProcessRunner: ProcessRunning {
       guard kill(-run.pid, 0) != 0 else { return }
     }
     let outcome: ProcessOutcome
-    if let failure = run.spawnFailure {
-      outcome = .spawnFailed(failure)
-    } else if run.timedOut {
+    if run.timedOut {
       outcome = .timedOut
     } else if status & 0x7f == 0 {
       outcome = .exited((status >> 8) & 0xff)
@@ -368,13 +381,6 @@ public final class ProcessRunner: ProcessRunning {
 
   private func release(_ run: ActiveRun) {
     runs[run.id] = nil
-    if let armed = run.armed {
-      // Only reached once the child was killed and reaped.
-      var childErrno: Int32 = 0
-      var failedStep: UnsafePointer<CChar>?
-      _ = actiond_armed_release(armed, &childErrno, &failedStep)
-      run.armed = nil
-    }
     if let timer = run.timeoutTimer { loop.cancel(timer) }
     if let timer = run.graceTimer { loop.cancel(timer) }
     run.timeoutTimer = nil
@@ -393,18 +399,6 @@ private struct Spawned {
   var pidfd: Int32
   var stdoutFD: Int32
   var stderrFD: Int32
-  /// Set for a child started by `actiond_arm`: freed once it is reaped.
-  var armed: OpaquePointer?
-}
-
-/// A failure the child reported (the step that failed and its errno), named the way
-/// users read it: `execve /usr/bin/x`, `chdir /srv/photos`.
-private func childFailure(_ step: UnsafePointer<CChar>?, _ errnum: Int32, _ request: ProcessRequest) -> SpawnFailure {
-  var step = step.map { String(cString: $0) } ?? "spawn"
-  if step == "execve" { step += " \(request.argv[0])" }
-  if step == "chdir", let directory = request.workingDirectory { step += " \(directory)" }
-  let error = Errno(errnum)
-  return SpawnFailure(step: step, errnoName: error.name, message: error.message)
 }
 
 /// The state of one command in flight.
@@ -429,10 +423,6 @@ private final class ActiveRun {
   var status: Int32?
   var timedOut = false
   var killed = false
-  /// The `actiond_armed` block of a child started by `arm` (freed when reaped).
-  var armed: OpaquePointer?
-  /// Set when an armed child failed before or at its exec.
-  var spawnFailure: SpawnFailure?
 
   init(
     id: UInt64, pid: Int32, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32, request: ProcessRequest,
@@ -452,32 +442,6 @@ private final class ActiveRun {
   }
 }
 
-/// A child prepared by `ProcessRunner.arm`, waiting for its exec.
-private final class ArmedChild {
-  let request: ProcessRequest
-  let process: Spawned
-  /// `process.armed`, never nil here.
-  let handle: OpaquePointer
-  var pidWatch: WatchID?
-  var pid: Int32 { process.pid }
-
-  init(request: ProcessRequest, process: Spawned, handle: OpaquePointer) {
-    self.request = request
-    self.process = process
-    self.handle = handle
-  }
-
-  /// Once it is reaped (never before: it reads its request until its exit).
-  func free() {
-    var childErrno: Int32 = 0
-    var failedStep: UnsafePointer<CChar>?
-    _ = actiond_armed_release(handle, &childErrno, &failedStep)
-    Syscall.close(process.pidfd)
-    Syscall.close(process.stdoutFD)
-    Syscall.close(process.stderrFD)
-  }
-}
-
 /// A NULL-terminated `char *const *` that owns its strings.
 private final class CStringArray {
   let count: Int
@@ -493,45 +457,4 @@ private final class CStringArray {
     storage.deallocate()
   }
   var pointer: UnsafePointer<UnsafeMutablePointer<CChar>?> { UnsafePointer(storage) }
-}
-
-private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-  guard let string else { return body(nil) }
-  return string.withCString { body($0) }
-}
-
-/// A user to run commands as, resolved in the parent (NSS is not async-signal-safe).
-struct UserIdentity {
-  var uid: UInt32
-  var gid: UInt32
-  var groups: [UInt32]
-
-  /// A user name, or a numeric uid (which need not have a passwd entry: then its gid is
-  /// the same number and it has no supplementary groups).
-  static func resolve(_ user: String) -> Result<UserIdentity, SpawnFailure> {
-    var entry = passwd()
-    var found: UnsafeMutablePointer<passwd>?
-    var buffer = [CChar](repeating: 0, count: 16 * 1024)
-    let numeric = UInt32(user)
-    let rc: Int32
-    if let numeric {
-      rc = getpwuid_r(numeric, &entry, &buffer, buffer.count, &found)
-    } else {
-      rc = getpwnam_r(user, &entry, &buffer, buffer.count, &found)
-    }
-    guard rc == 0, found != nil else {
-      if let numeric { return .success(UserIdentity(uid: numeric, gid: numeric, groups: [])) }
-      let error = rc == 0 ? "no such user" : Errno(rc).description
-      return .failure(SpawnFailure(step: "user \(user)", errnoName: "", message: error))
-    }
-    let uid = entry.pw_uid
-    let gid = entry.pw_gid
-    var count: Int32 = 64
-    var groups = [gid_t](repeating: 0, count: Int(count))
-    while getgrouplist(entry.pw_name, gid, &groups, &count) < 0 {
-      groups = [gid_t](repeating: 0, count: Int(count) + 16)
-      count = Int32(groups.count)
-    }
-    return .success(UserIdentity(uid: uid, gid: gid, groups: Array(groups.prefix(Int(count)))))
-  }
 }

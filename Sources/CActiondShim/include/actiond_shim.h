@@ -1,5 +1,5 @@
 // What `import Glibc` does not expose to Swift on Debian 12: epoll, timerfd, signalfd,
-// eventfd, struct ucred, accept4 and the CMSG_* macros. Kept tiny on purpose: each
+// eventfd, struct ucred, accept4, the CMSG_* macros and posix_spawn's GNU file actions. Kept tiny on purpose: each
 // wrapper exists only because Swift cannot see the macro or declaration.
 #ifndef ACTIOND_SHIM_H
 #define ACTIOND_SHIM_H
@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -67,53 +68,11 @@ int actiond_pidfd_open(pid_t pid);
 /// prctl(PR_SET_TIMERSLACK) (prctl is variadic, which Swift cannot call). 0 or -1 with errno.
 int actiond_set_timer_slack(unsigned long nanoseconds);
 
-/// What the child of `actiond_spawn` does between fork and exec.
-typedef struct actiond_spawn_request {
-  /// NULL-terminated argv; argv[0] is the program (a path, or a name looked up in
-  /// the PATH of `envp` when it has no slash).
-  char *const *argv;
-  /// NULL-terminated environment, given explicitly (the daemon's own is not inherited).
-  char *const *envp;
-  /// Directory to chdir to, or NULL.
-  const char *working_directory;
-  /// Fds that become the child's stdout and stderr (-1: /dev/null).
-  int stdout_fd;
-  int stderr_fd;
-  /// Non-zero: drop privileges to uid/gid with the supplementary groups given.
-  int change_user;
-  uint32_t uid;
-  uint32_t gid;
-  const uint32_t *groups;
-  size_t group_count;
-} actiond_spawn_request;
-
-/// Starts `request` in a new process group (pgid = pid), with stdin on /dev/null,
-/// every signal unblocked and at its default disposition, and every other fd closed.
-/// Like posix_spawn it uses clone(CLONE_VM | CLONE_VFORK): no page tables are copied
-/// and the call returns once the child has exec'ed (or failed). Returns the pid, or -1
-/// with `*child_errno` set to the errno of the step that failed (mmap/clone in the
-/// parent; setpgid/chdir/setgroups/setgid/setuid/execve in the child) and
-/// `*failed_step` to a static name of that step.
-pid_t actiond_spawn(const actiond_spawn_request *request, int *child_errno, const char **failed_step);
-
-/// A child started by `actiond_arm`, waiting to exec.
-typedef struct actiond_armed actiond_armed;
-
-/// Starts a child that does everything `actiond_spawn`'s does (process group, signal
-/// dispositions, stdio, close-on-exec, chdir, credentials) and then waits, with every
-/// signal blocked, for `actiond_armed_fire` (exec) or `actiond_armed_discard` (exit 0).
-/// It dies with the daemon while it waits (PR_SET_PDEATHSIG), not after its exec. The
-/// request is copied. Returns NULL with `*child_errno` and `*failed_step` when the
-/// parent's part fails (malloc, pipe2, mmap, clone); a failure in the child is only known
-/// once it has exited: see `actiond_armed_release`. `*pid` is the child's pid.
-actiond_armed *actiond_arm(const actiond_spawn_request *request, pid_t *pid, int *child_errno,
-                           const char **failed_step);
-/// Lets the child exec. 0, or the errno of writing to it (EPIPE: it has already exited).
-int actiond_armed_fire(actiond_armed *armed);
-/// Makes the child exit without exec'ing. 0, or the errno of writing to it.
-int actiond_armed_discard(actiond_armed *armed);
-/// Once the child has been reaped: 1 with `*child_errno`/`*failed_step` when it failed
-/// before or at its exec (it exited 127), else 0. Frees `armed`.
-int actiond_armed_release(actiond_armed *armed, int *child_errno, const char **failed_step);
+/// posix_spawn_file_actions_addchdir_np (a GNU extension, glibc >= 2.29): the child
+/// chdirs to `path` before its exec.
+int actiond_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path);
+/// posix_spawn_file_actions_addclosefrom_np (a GNU extension, glibc >= 2.34): the child
+/// closes every fd from `from` up before its exec.
+int actiond_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
 
 #endif

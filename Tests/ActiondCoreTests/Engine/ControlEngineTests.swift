@@ -13,17 +13,7 @@ private final class Recorder: ControlEngineOutput {
   func announce(_ event: Event) { events.append(event) }
   func log(_ level: LogLevel, _ message: String) { logs.append((level, message)) }
   func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
-  /// runIntent and anticipate calls in order: "run KIND", "anticipate BUTTON KIND", "forget BUTTON".
-  var trail: [String] = []
-  func runIntent(_ job: ControlEngine.PerformJob) {
-    runs.append(job)
-    trail.append("run \(job.kind)")
-  }
-  var anticipations: [(button: String, job: ControlEngine.PerformJob?)] = []
-  func anticipate(_ job: ControlEngine.PerformJob?, button: String) {
-    anticipations.append((button, job))
-    trail.append(job.map { "anticipate \(button) \($0.kind)" } ?? "forget \(button)")
-  }
+  func runIntent(_ job: ControlEngine.PerformJob) { runs.append(job) }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   /// When set, saving fails with it (a full disk).
   var saveError: ProtocolError?
@@ -288,7 +278,7 @@ private func configuration(
     #expect(recorder.persisted.last?.values == [:])
   }
 
-  // MARK: Anticipation
+  // MARK: The gesture's identity
 
   /// An engine on `kind` assigned to "action", its device bound, at t0.
   private func pressable(_ kind: String) throws -> (ControlEngine, Recorder, MonotonicInstant) {
@@ -300,71 +290,40 @@ private func configuration(
     return (engine, recorder, t0)
   }
 
-  @Test func aPressAnticipatesTheExecAHoldWouldRunAndItsEndForgetsIt() throws {
+  @Test func aHoldsCommandCarriesTheKeyDownTimeOfItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
-    #expect(recorder.trail == ["anticipate action org.example.photo"])
-    let anticipated = try #require(recorder.anticipations.first?.job)
-    #expect(anticipated.id == 0, "nothing is in flight yet")
-    #expect(anticipated.intent == .exec(ExecSpec(argv: ["/bin/true"])))
+    // A short press runs nothing.
+    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .microseconds(1))
     engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(100))
-    #expect(recorder.trail == ["anticipate action org.example.photo", "forget action"])
-    // A hold: the perform runs what was anticipated (same intent, same environment),
-    // and only then is the anticipation forgotten.
-    recorder.trail = []
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .seconds(1))
-    engine.deadlineReached(at: t0 + .seconds(1) + .milliseconds(600))
-    #expect(recorder.trail == ["anticipate action org.example.photo", "run org.example.photo", "forget action"])
+    #expect(recorder.runs.isEmpty)
+    // A hold: its command learns which key-down started it, in the `pressed` event's units.
+    let down = t0 + .seconds(1) + .microseconds(234_567)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.deadlineReached(at: down + .milliseconds(600))
     let job = try #require(recorder.runs.first)
-    let second = try #require(recorder.anticipations.last { $0.job != nil }?.job)
-    #expect(job.intent == second.intent)
-    #expect(job.environment == second.environment)
-    #expect(job.environment["ACTIOND_BUTTON"] == "action")
-    // While it runs, a press would only be busy: nothing to anticipate.
-    recorder.trail = []
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .seconds(2))
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .seconds(3))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .seconds(3) + .milliseconds(50))
-    #expect(recorder.trail.isEmpty)
+    #expect(job.pressTime == down)
+    #expect(job.environment["ACTIOND_PRESS_TIME"] == "2234567")
+    #expect(
+      recorder.events.contains {
+        if case .pressed(_, _, _, let time, _) = $0 { return "\(time.microseconds)" == "2234567" }
+        return false
+      })
+    // A socket perform is no gesture: no press time.
+    engine.performFinished(job: job.id, .succeeded)
+    let photo = try #require(engine.assignment(of: "action"))
+    engine.perform(photo, button: nil, source: .socket) { _ in }
+    #expect(recorder.runs.count == 2)
+    #expect(recorder.runs[1].environment["ACTIOND_PRESS_TIME"] == nil)
   }
 
-  @Test func onlyExecIntentsWithAKnownPlanAreAnticipated() throws {
-    // A state intent has nothing to prepare.
-    let (timer, timerRecorder, t0) = try pressable("org.example.timer")
-    timer.keyEvent(button: 0, code: 148, value: 1, at: t0)
-    timer.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(50))
-    #expect(timerRecorder.trail.isEmpty)
-    // A toggle whose value is unknown must be read before the perform can decide.
-    let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(assigning: "org.example.led"), output: recorder)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
-    #expect(recorder.trail.isEmpty)
-  }
-
-  @Test func aToggleAnticipatesTheRequestedValueAndAChangeDuringThePressShowsInTheRun() throws {
-    let (engine, recorder, t0) = try pressable("org.example.lamp")
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
-    let anticipated = try #require(recorder.anticipations.first?.job)
-    #expect(anticipated.environment["ACTIOND_VALUE"] == "1")
-    // The value changes during the press: the perform decides afresh, and the adapter
-    // sees a different job from the one anticipated.
-    let lamp = try #require(engine.assignment(of: "action"))
-    engine.set(lamp, to: true) { _ in }
-    engine.deadlineReached(at: t0 + .milliseconds(600))
-    let job = try #require(recorder.runs.first)
-    #expect(job.environment["ACTIOND_VALUE"] == "0")
-    #expect(job.environment != anticipated.environment)
-    #expect(recorder.trail.last == "forget action")
-  }
-
-  @Test func aReloadDuringAPressForgetsTheAnticipation() throws {
+  @Test func aReloadThatChangesAPressedButtonCancelsItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
     engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
     engine.apply(
       configuration: try configuration(assigning: "org.example.photo", actionThresholdMs: 900),
       at: t0 + .milliseconds(100))
-    #expect(recorder.trail == ["anticipate action org.example.photo", "forget action"])
     #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.photo", reason: "reload")))
+    engine.deadlineReached(at: t0 + .milliseconds(900))
+    #expect(recorder.runs.isEmpty, "the cancelled press is not performed under the new threshold")
   }
 }

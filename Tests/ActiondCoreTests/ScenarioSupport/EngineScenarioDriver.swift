@@ -239,8 +239,6 @@ enum EngineScenarioDriver: ScenarioDriver {
         )
       }
     }
-    // Anticipations only let the adapter prepare; they are checked by ControlEngineTests.
-    func anticipate(_ job: ControlEngine.PerformJob?, button: String) {}
     func readValue(_ job: ControlEngine.ValueReadJob) {
       reads.append(job)
       if traceEffects { emit("read \(job.instance.id) provider=\(job.provider.typeName)") }

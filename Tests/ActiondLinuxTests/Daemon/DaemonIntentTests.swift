@@ -131,6 +131,7 @@ import Testing
     var env = environment()
     #expect(env["ACTIOND_KIND"] == "org.test.env")
     #expect(env["ACTIOND_BUTTON"] == "action")
+    #expect(env["ACTIOND_PRESS_TIME"] == nil, "a socket perform is no press")
     #expect(env["ACTIOND_VALUE"] == "1")
     #expect(env["ACTIOND_PARAM_MODE"] == "x; rm -rf / $HOME")
     #expect(env["ACTIOND_PARAM_LEVEL"] == "3")
@@ -179,6 +180,9 @@ import Testing
             intent: { type: "exec", argv: ["\(report)", "\(h.directory.file("uid"))"], user: 65534 } },
           { kind: "org.test.missing", type: "button", displayName: "Missing",
             intent: { type: "exec", argv: ["\(h.directory.file("no-such-program"))"] } },
+          { kind: "org.test.stranger", type: "button", displayName: "Stranger",
+            intent: { type: "exec", argv: ["\(report)", "\(h.directory.file("stranger"))"],
+                      user: "actiond-no-such-user" } },
         ]
         """)
     try h.start()
@@ -198,6 +202,12 @@ import Testing
     #expect(missing.failure?.code == .failed, "\(missing)")
     #expect(missing.failure?.message.hasPrefix("cannot run the command: ") == true)
     #expect(missing.failure?.message.contains("ENOENT") == true)
+    // An unknown user is found out when the configuration is loaded (not on the loop when
+    // the command starts): logged then, and its commands fail with the reason.
+    #expect(h.log.contains("user actiond-no-such-user: no such user"))
+    let stranger = try h.request(c, #""request":"perform","kind":"org.test.stranger""#)
+    #expect(stranger.failure?.message == "cannot run the command: user actiond-no-such-user: no such user")
+    #expect(readFile(h.directory.file("stranger")) == nil)
   }
 
   /// 96 MiB of output (lines and one endless line) is drained and dropped: the daemon's

@@ -7,9 +7,7 @@
 # the guest (Tests/vm/arm64/init) that udev tags the button `actiond` (and
 # `systemd`, with SYSTEMD_WANTS and group/mode), leaves a USB keyboard alone
 # until a local rule marks it as docs/keyboard-key.md says, then presses the button with QMP `system_powerdown`
-# and reads the key events from its event node. It also runs the daemon's spawn code
-# (Sources/CActiondShim/shim.c, cross-built with its checks in spawntest.c) on the arm64
-# kernel: its child makes raw system calls in per-architecture inline assembly.
+# and reads the key events from its event node.
 #
 # Usage: Tests/vm/arm64/run.sh [--keep]   (--keep: leave the work directory)
 # Downloads are cached in Tests/vm/.cache/arm64 (about 70 MB, once).
@@ -36,15 +34,6 @@ kver=$(cat "$cache/kernel/version")
 root=$work/root
 cp -a "$cache/sysroot" "$root"
 install -m 0755 "$here/init" "$root/init"
-# The daemon's spawn code (raw system calls in inline assembly, one version per
-# architecture) built for arm64 with its checks: Tests/vm/arm64/spawntest.c.
-mkdir -p "$root/usr/local/bin"
-# The same checks natively first (x86_64 here): both syscall paths are then exercised.
-cc -O2 -Wall -Wextra -Werror -static -I "$top/Sources/CActiondShim/include" -o "$work/spawntest" \
-  "$here/spawntest.c" "$top/Sources/CActiondShim/shim.c"
-"$work/spawntest" || die "the spawn code's checks failed on this host"
-aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -I "$top/Sources/CActiondShim/include" \
-  -o "$root/usr/local/bin/spawntest" "$here/spawntest.c" "$top/Sources/CActiondShim/shim.c"
 install -D -m 0644 "$top/udev-rules/70-actiond.rules" "$root/usr/local/lib/udev/rules.d/70-actiond.rules"
 mkdir -p "$root/etc"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
