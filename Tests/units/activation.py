@@ -51,7 +51,7 @@ def main(actiond, actionctl, config):
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         messages = []
         # systemd-socket-activate execs the daemon (same pid) on the first connection.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not os.path.exists(sock_path):
             if time.monotonic() > deadline or daemon.poll() is not None:
                 fail("systemd-socket-activate did not create the socket")
@@ -60,7 +60,7 @@ def main(actiond, actionctl, config):
         client = subprocess.Popen([actionctl, "--socket", sock_path, "--timeout", "20", "status"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-        def wait_for(predicate, what, timeout=10.0):
+        def wait_for(predicate, what, timeout=60.0):
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if daemon.poll() is not None:

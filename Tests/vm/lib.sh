@@ -139,6 +139,10 @@ SHORT_MS=200
 LONG_MS=$((HOLD_MS + 400))
 SLACK_MS=${VM_SLACK_MS:-40}
 CLOCK_SANITY_MS=10000
+# WAIT_MS: how long a helper waits for something that must happen (a device, a daemon, an
+# event) before failing. Only a broken daemon or kernel reaches it: it bounds a hang, it
+# does not measure speed, so it is generous (a loaded host slows the guest severalfold).
+WAIT_MS=${VM_WAIT_MS:-60000}
 
 # expect_line_in_dir DIR NAME: DIR has an entry NAME (e.g. a udev tag index entry).
 expect_line_in_dir() {
@@ -197,7 +201,7 @@ dev_start() {
   eval "DEV_PID_$_id=\$!"
   # Holding the write end open keeps the tool alive between commands.
   eval "exec $(_dev_fd "$_id")>\"\$WORK/\$_id.fifo\""
-  wait_for_line "$WORK/$_id.log" '^created ' 5000
+  wait_for_line "$WORK/$_id.log" '^created ' "$WAIT_MS"
   DEV_NODE=$(awk '$1 == "created" { node = $2 } END { print node }' "$WORK/$_id.log")
 }
 
@@ -210,7 +214,7 @@ dev_cmd() {
   _mark="ok-$(now_ms)-$$-$#"
   for _c in "$@"; do echo "$_c" >&"$_fd"; done
   echo "echo $_mark" >&"$_fd"
-  wait_for_line "$WORK/$_id.log" "^$_mark\$" 60000
+  wait_for_line "$WORK/$_id.log" "^$_mark\$" "$WAIT_MS"
 }
 
 # dev_stop ID: closes the device's script (the tool destroys it and exits) and waits.
@@ -237,7 +241,7 @@ reader_start() {
   shift
   spawn "$WORK/$_id.log" actiond-testdev read "$@"
   eval "READER_PID_$_id=\$SPAWN_PID"
-  wait_for_line "$WORK/$_id.log" '^(opened|actiond-testdev:)' 10000
+  wait_for_line "$WORK/$_id.log" '^(opened|actiond-testdev:)' "$WAIT_MS"
   expect_line "$WORK/$_id.log" '^opened '
 }
 
@@ -333,10 +337,10 @@ start_daemon() {
   [ "$DAEMON_RUN" = 1 ] || DAEMON_LOG=$WORK/daemon-$DAEMON_RUN.log
   spawn "$DAEMON_LOG" actiond --config "$_config" --socket "$SOCK" --state-dir "$STATE" --log-level debug "$@"
   DAEMON_PID=$SPAWN_PID
-  _deadline=$(($(now_ms) + 20000))
+  _deadline=$(($(now_ms) + WAIT_MS))
   until [ -S "$SOCK" ] && actionctl --socket "$SOCK" --json status >/dev/null 2>&1; do
     kill -0 "$DAEMON_PID" 2>/dev/null || { wait "$DAEMON_PID"; fail "actiond exited with status $? at start-up (see $(basename "$DAEMON_LOG"))"; }
-    [ "$(now_ms)" -lt "$_deadline" ] || fail "actiond did not answer on $SOCK within 20 s"
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "actiond did not answer on $SOCK within $((WAIT_MS / 1000)) s"
     usleep 50000
   done
   step "actiond running (pid $DAEMON_PID)"
@@ -345,7 +349,7 @@ start_daemon() {
 # stop_daemon: SIGTERM, and the daemon must exit with status 0 within 10 s.
 stop_daemon() {
   kill -TERM "$DAEMON_PID" 2>/dev/null || fail "actiond (pid $DAEMON_PID) was not running"
-  _deadline=$(($(now_ms) + 10000))
+  _deadline=$(($(now_ms) + WAIT_MS))
   while kill -0 "$DAEMON_PID" 2>/dev/null; do
     # A zombie has exited; `wait` below collects it.
     [ "$(awk '{ print $3 }' "/proc/$DAEMON_PID/stat" 2>/dev/null)" = Z ] && break
@@ -375,14 +379,14 @@ watch_start() {
   _id=${1:-watch}
   spawn "$WORK/$_id.log" actionctl --socket "$SOCK" --json watch
   eval "WATCH_PID_$_id=\$SPAWN_PID"
-  wait_for_line "$WORK/$_id.log" '.' 10000
+  wait_for_line "$WORK/$_id.log" '.' "$WAIT_MS"
 }
 
 # wait_bound [TIMEOUT_MS]: waits until the daemon reports the button bound to a device.
 wait_bound() {
-  _deadline=$(($(now_ms) + ${1:-10000}))
+  _deadline=$(($(now_ms) + ${1:-$WAIT_MS}))
   until ctl status 2>/dev/null | grep -q '"bound":true'; do
-    [ "$(now_ms)" -lt "$_deadline" ] || { ctl status; fail "the button was not bound within ${1:-10000} ms"; }
+    [ "$(now_ms)" -lt "$_deadline" ] || { ctl status; fail "the button was not bound within ${1:-$WAIT_MS} ms"; }
     usleep 50000
   done
 }
@@ -400,12 +404,12 @@ expect_event() {
 # wait_for_event FILE EVENT [N] [TIMEOUT_MS]: waits until FILE has at least N (default 1)
 # EVENT announcements.
 wait_for_event() {
-  _deadline=$(($(now_ms) + ${4:-30000}))
+  _deadline=$(($(now_ms) + ${4:-$WAIT_MS}))
   while [ "$(event_count "$1" "$2")" -lt "${3:-1}" ]; do
     if [ "$(now_ms)" -ge "$_deadline" ]; then
       echo "--- $1:"
       cat "$1"
-      fail "fewer than ${3:-1} \"$2\" events in $1 within ${4:-30000} ms"
+      fail "fewer than ${3:-1} \"$2\" events in $1 within ${4:-$WAIT_MS} ms"
     fi
     usleep 20000
   done

@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 cache=$top/Tests/vm/.cache/arm64
-timeout_s=${ARM64_TIMEOUT:-100}
+timeout_s=${ARM64_TIMEOUT:-600}   # a hang guard: generous for a loaded host
 keep=0; [[ ${1:-} == --keep ]] && keep=1
 
 die() { echo "test-arm64: FAIL: $*" >&2; exit 1; }

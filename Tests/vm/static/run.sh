@@ -52,7 +52,7 @@ start_daemon() {
   daemon=$!
   i=0
   until [ -S /run/actiond/actiond.sock ]; do
-    i=$((i + 1)); [ $i -le 100 ] || fail "no socket 10 s after starting actiond"
+    i=$((i + 1)); [ $i -le 600 ] || fail "no socket 60 s after starting actiond"
     kill -0 $daemon 2>/dev/null || fail "actiond exited"
     sleep 0.1
   done
@@ -89,7 +89,7 @@ printf 'root:x:0:\ninput:x:101:\n' >"$root/etc/group"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
 
 start=$(date +%s)
-timeout 90 qemu-system-x86_64 -accel tcg -m 512 -smp 1 -nic none -display none -no-reboot \
+timeout 600 qemu-system-x86_64 -accel tcg -m 512 -smp 1 -nic none -display none -no-reboot \
   -kernel "$cache/kernel/vmlinux" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
   -serial "file:$work/serial.log" </dev/null >"$work/qemu.log" 2>&1 || true
 tr -d '\r' <"$work/serial.log" | grep '^STATIC' || true

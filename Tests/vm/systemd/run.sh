@@ -101,8 +101,12 @@ say "perform action: $out"
 ls -l /var/lib/actiond/ | sed 's/^/SYSTEMD: state: /'
 [ "$(stat -c %U /var/lib/actiond)" = actiond ] || fail "/var/lib/actiond is not owned by actiond"
 systemctl reload actiond.service || fail "systemctl reload failed"
-sleep 1
-[ "$(systemctl is-active actiond.service)" = active ] || fail "not active after reload"
+# Type=notify: active again once the daemon says READY=1 after RELOADING=1.
+i=0
+until [ "$(systemctl is-active actiond.service)" = active ]; do
+  i=$((i + 1)); [ $i -le 600 ] || fail "not active 60 s after the reload: $(systemctl is-active actiond.service)"
+  sleep 0.1
+done
 [ "$(systemctl show -P MainPID actiond.service)" = "$pid" ] || fail "reload replaced the process"
 say "systemctl reload: still active, same pid"
 systemctl restart actiond.service || fail "systemctl restart failed"
@@ -163,12 +167,12 @@ chmod 0755 "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
 
 start=$(date +%s)
-timeout 110 qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nic none -display none -no-reboot \
+timeout 600 qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nic none -display none -no-reboot \
   -kernel "$cache/kernel/vmlinux" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 quiet panic=-1 systemd.unit=actiond-vmtest.target systemd.firstboot=off systemd.show_status=0 systemd.log_target=console systemd.log_level=warning" \
   -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on \
   -serial "file:$work/serial.log" </dev/null >"$work/qemu.log" 2>&1 || true
 tr -d '\r' <"$work/serial.log" | grep '^SYSTEMD' || true
 tr -d '\r' <"$work/serial.log" | grep -qx 'SYSTEMD-PASS' \
-  || { cat "$work/qemu.log" >&2; tail -60 "$work/serial.log" >&2; die "the guest did not pass"; }
+  || { cat "$work/qemu.log" >&2; tail -60 "$work/serial.log" >&2; die "the guest did not pass (after $(($(date +%s) - start)) s; serial log above)"; }
 echo "test-systemd: passed in $(($(date +%s) - start)) s"
