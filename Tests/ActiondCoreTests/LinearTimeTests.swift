@@ -1,0 +1,116 @@
+import Testing
+
+@testable import ActiondCore
+
+/// One line (or one file) must cost time linear in its length, whoever sends it: any
+/// client that can connect, read-only ones too, reaches the parser (issue 13, item 15).
+///
+/// No absolute time is asserted. Each test compares inputs of two sizes in one run: the
+/// larger is 4 times the smaller, so linear work takes about 4 times as long and quadratic
+/// work about 16 times. The minimum of several runs of each filters out time lost to a
+/// busy machine; rounds continue (up to a bound) until the ratio is seen within 8, so
+/// noise can only make the test slower, never make it fail.
+@Suite struct LinearTimeTests {
+  /// The reproducer: a `ping` carrying an extra member with thousands of empty strings,
+  /// `bytes` long in total. Each `""` used to cost a walk from the start of the line.
+  static func pingWithEmptyStrings(bytes: Int) -> [UInt8] {
+    let head = #"{"id":1,"request":"ping","x":["#
+    let tail = "]}"
+    let count = (bytes - head.utf8.count - tail.utf8.count + 1) / 3  // `"",` each, the first without a comma
+    var line = Array(head.utf8)
+    line.reserveCapacity(bytes + 3)
+    for i in 0..<count { line += i == 0 ? Array("\"\"".utf8) : Array(",\"\"".utf8) }
+    line += Array(tail.utf8)
+    return line
+  }
+
+  /// How the larger input's time compares with the smaller one's, both the minimum of
+  /// the rounds run so far; stops early once the ratio is within `factor`.
+  static func timeRatio(factor: Double, maxRounds: Int = 8, small: () -> Void, large: () -> Void) -> Double {
+    let clock = ContinuousClock()
+    var smallest = Duration.seconds(1_000_000)
+    var largest = Duration.seconds(1_000_000)
+    var ratio = Double.infinity
+    for round in 0..<maxRounds {
+      smallest = min(smallest, clock.measure(small))
+      largest = min(largest, clock.measure(large))
+      // Guard against a zero reading from a coarse clock.
+      ratio = largest / max(smallest, .nanoseconds(1))
+      if round >= 2 && ratio <= factor { break }
+    }
+    return ratio
+  }
+
+  @Test func aRequestLineOfEmptyStringsParsesInLinearTime() throws {
+    let small = Self.pingWithEmptyStrings(bytes: 16 * 1024)
+    let large = Self.pingWithEmptyStrings(bytes: 64 * 1024)
+    #expect(large.count <= ProtocolVersion.maxLineLength && large.count > ProtocolVersion.maxLineLength - 4)
+    // The reproducer is a valid line that the daemon refuses for its extra member.
+    let decoded = large.withUnsafeBufferPointer { ClientMessage.decode(line: $0) }
+    guard case .failure(let failure) = decoded else {
+      Issue.record("expected a bad-request, got \(decoded)")
+      return
+    }
+    #expect(failure.error.code == .badRequest && failure.id == .integer(1), "\(failure)")
+    let ratio = Self.timeRatio(
+      factor: 8,
+      small: { _ = small.withUnsafeBufferPointer { ClientMessage.decode(line: $0) } },
+      large: { _ = large.withUnsafeBufferPointer { ClientMessage.decode(line: $0) } })
+    #expect(ratio <= 8, "64 KiB took \(ratio) times as long as 16 KiB")
+  }
+
+  @Test func aOneLineConfigurationFileLoadsInLinearTime() {
+    func file(bytes: Int) -> ConfigurationSource {
+      let head = "{ buttons: [], extra: ["
+      var text = head
+      text.reserveCapacity(bytes + 8)
+      while text.utf8.count < bytes - 4 { text += "'', " }
+      text += "''] }"
+      return ConfigurationSource(name: "one-line.json", text: text)
+    }
+    let small = file(bytes: 12_800)
+    let large = file(bytes: 51_200)
+    do {
+      _ = try ConfigurationLoader.load(main: large)
+      Issue.record("an unknown member must be a problem")
+    } catch {
+      #expect(error.problems.contains { $0.message.contains("unknown key") && $0.line == 1 })
+    }
+    let ratio = Self.timeRatio(
+      factor: 8,
+      small: { _ = try? ConfigurationLoader.load(main: small) },
+      large: { _ = try? ConfigurationLoader.load(main: large) })
+    #expect(ratio <= 8, "50 KB took \(ratio) times as long as 12.5 KB")
+  }
+
+  @Test func anUnknownKeyNameOfKilobytesIsRefusedInLinearTime() {
+    func file(keyBytes: Int) -> ConfigurationSource {
+      let key = "KEY_" + String(repeating: "A", count: keyBytes - 4)
+      return ConfigurationSource(name: "key.json", text: #"{ buttons: [ { name: "action", key: "\#(key)" } ] }"#)
+    }
+    let small = file(keyBytes: 2 * 1024)
+    let large = file(keyBytes: 8 * 1024)
+    do {
+      _ = try ConfigurationLoader.load(main: large)
+      Issue.record("an unknown key name must be a problem")
+    } catch {
+      #expect(error.problems.contains { $0.message.contains("unknown key name") })
+    }
+    let ratio = Self.timeRatio(
+      factor: 8,
+      small: { _ = try? ConfigurationLoader.load(main: small) },
+      large: { _ = try? ConfigurationLoader.load(main: large) })
+    #expect(ratio <= 8, "an 8 KiB key took \(ratio) times as long as a 2 KiB one")
+  }
+
+  @Test func aLongWordIsComparedOnlyWithCandidatesOfNearlyItsLength() {
+    #expect(closestMatch(to: "KEY_PROG9", in: ["KEY_PROG1", "KEY_A"]) == "KEY_PROG1")
+    let long = String(repeating: "x", count: 8192)
+    let clock = ContinuousClock()
+    // Not compared at all: the edit distance of two 8 KiB words took over 30 s (debug).
+    var suggestion: String?
+    let elapsed = clock.measure { suggestion = closestMatch(to: long, in: [long.dropLast() + "y", "x"]) }
+    #expect(suggestion?.count == nil, "took \(elapsed)")
+    #expect(closestMatch(to: "KEY_PROG", in: ["KEY_PROG1", "KEY_PROG1" + long]) == "KEY_PROG1")
+  }
+}
