@@ -107,9 +107,11 @@ public struct JSONParser {
     return SourceLocation(line: line, column: column)
   }
 
-  /// An error at `index`; computed from the start of the line, which is fine once per parse.
-  private func error(_ message: String) -> JSONParseError {
+  /// An error at `position` (default: `index`) on the current line; computed from the
+  /// start of the line, which is fine once per parse.
+  private func error(_ message: String, at position: Int? = nil) -> JSONParseError {
     var copy = self
+    copy.index = max(position ?? index, lineStart)
     return JSONParseError(message, at: copy.location())
   }
 
@@ -461,10 +463,10 @@ public struct JSONParser {
     guard let d = Double(text) else { throw error("invalid number \(text)") }
     // A literal beyond a double's range would silently become 0 or infinity, and `1e-400`
     // would then pass as the integer 0: refuse it instead.
-    if d.isInfinite { throw error("number \(text) is too large") }
+    if d.isInfinite { throw error("number \(text) is too large", at: start) }
     if d == 0, text.utf8.prefix(while: { $0 | 0x20 != UInt8(ascii: "e") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 })
     {
-      throw error("number \(text) is too small (it would read as 0)")
+      throw error("number \(text) is too small (it would read as 0)", at: start)
     }
     return .double(d)
   }

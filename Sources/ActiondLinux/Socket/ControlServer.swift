@@ -35,24 +35,30 @@ public struct ServerConfiguration: Sendable {
   }
 }
 
-/// Decides who may send mutating requests.
+/// Decides who may send mutating requests: root, the daemon's own user, the control
+/// users and members of the control group (configuration.md, `socket`).
 public struct AccessPolicy: Hashable, Sendable {
   public var controlGroup: UInt32?
   public var controlUsers: Set<UInt32>
-  public init(controlGroup: UInt32?, controlUsers: Set<UInt32>) {
+  /// The uid the daemon runs as: `make run` as a normal user is driven by that user, and an
+  /// intent running as the daemon's user may call `actionctl`.
+  public var daemonUser: UInt32
+  public init(controlGroup: UInt32?, controlUsers: Set<UInt32>, daemonUser: UInt32 = geteuid()) {
     self.controlGroup = controlGroup
     self.controlUsers = controlUsers
+    self.daemonUser = daemonUser
   }
 
   public func allowsControl(_ peer: PeerCredentials) -> Bool {
-    if peer.uid == 0 || controlUsers.contains(peer.uid) { return true }
+    if peer.uid == 0 || peer.uid == daemonUser || controlUsers.contains(peer.uid) { return true }
     guard let controlGroup else { return false }
     return peer.gid == controlGroup || peer.groups.contains(controlGroup)
   }
 
-  /// "only root, group actiond and uids 1000, 1001 may act".
+  /// "only root, uid 998 (actiond's own), group actiond and uids 1000, 1001 may act".
   var rule: String {
     var who = ["root"]
+    if daemonUser != 0 { who.append("uid \(daemonUser) (actiond's own)") }
     if let controlGroup { who.append("group \(UnixSocket.groupName(controlGroup) ?? String(controlGroup))") }
     if !controlUsers.isEmpty { who.append("uids " + controlUsers.sorted().map(String.init).joined(separator: ", ")) }
     return "only " + who.joined(separator: ", ") + " may act"

@@ -360,15 +360,24 @@ import Testing
     #expect(h.handler.requests.count == 1)  // the perform never reached the handler
   }
 
+  @Test func theDaemonsOwnUserMayAct() {
+    let policy = AccessPolicy(controlGroup: nil, controlUsers: [], daemonUser: 65534)
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 65534, gid: 65534, groups: [])))
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 0, gid: 0, groups: [])))
+    #expect(!policy.allowsControl(PeerCredentials(pid: 1, uid: 1000, gid: 65534, groups: [65534])))
+    #expect(policy.rule == "only root, uid 65534 (actiond's own) may act")
+    #expect(AccessPolicy(controlGroup: nil, controlUsers: []).daemonUser == geteuid())
+  }
+
   @Test func accessPolicy() {
-    let policy = AccessPolicy(controlGroup: 990, controlUsers: [1000])
+    let policy = AccessPolicy(controlGroup: 990, controlUsers: [1000], daemonUser: 0)
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 0, gid: 0, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 990, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27, 990])))
     #expect(!policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27])))
     #expect(
-      !AccessPolicy(controlGroup: nil, controlUsers: []).allowsControl(
+      !AccessPolicy(controlGroup: nil, controlUsers: [], daemonUser: 0).allowsControl(
         PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [5])))
   }
 }
