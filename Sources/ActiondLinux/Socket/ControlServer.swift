@@ -19,6 +19,13 @@ public struct ServerConfiguration: Sendable {
   public var outboundLimit = 1 << 20
   /// How long a closing client (after `lagged` or `line-too-long`) gets to read its final error.
   public var closeGrace: TimeSpan = .seconds(5)
+  /// The most lines one client gets handled per loop turn; the rest wait for the next
+  /// turn, after the buttons and the other clients had theirs.
+  public var linesPerTurn = 16
+  /// The most bytes of lines one client gets handled per loop turn (at least one line).
+  public var bytesPerTurn = 64 * 1024
+  /// The most connections accepted per loop turn.
+  public var acceptsPerTurn = 16
   /// Use a socket passed through LISTEN_FDS/LISTEN_PID when there is one.
   public var socketActivation = true
 
@@ -70,6 +77,16 @@ public struct AccessPolicy: Hashable, Sendable {
 /// Single-threaded on the ``EventLoop``; never blocks on a client. Per connection:
 /// a ``LineFramer``, a bounded queue of outbound lines written as the socket drains
 /// (EPOLLOUT), an optional subscription, and the credentials read at accept time.
+///
+/// The listener and every connection are `.low` priority watches, and the work one
+/// client causes per turn is bounded (one read of at most 64 KiB, at most
+/// `linesPerTurn` lines and `bytesPerTurn` bytes; a client with more buffered lines is
+/// served again next turn and not read from meanwhile), so abusive clients cannot
+/// delay a button's events or its hold timer (issue 13, item 14).
+///
+/// A peer that shuts down its writing side is not gone: it still gets the replies to
+/// its pending requests, and a subscriber keeps getting events until it closes or a
+/// write fails. Only then, or once nothing is pending, is the connection closed.
 public final class ControlServer {
   public let configuration: ServerConfiguration
   public let policy: AccessPolicy
@@ -104,6 +121,8 @@ public final class ControlServer {
 
   /// Number of open connections.
   public var clientCount: Int { clients.count }
+  /// Request lines handled since the start (every line a client sent, valid or not).
+  public private(set) var linesHandled = 0
   /// Number of connections with an event subscription.
   public var subscriberCount: Int { clients.values.count { $0.subscription != nil && !$0.closing } }
   /// The socket path clients connect to (the configured one; also when inherited).
@@ -132,7 +151,9 @@ public final class ControlServer {
         path: configuration.path, mode: configuration.mode, group: try configuration.group.map(UnixSocket.groupID))
     }
     listener = l
-    listenerWatch = try loop.register(fd: l.fd, interest: .readable) { [unowned self] _ in acceptClients() }
+    listenerWatch = try loop.register(fd: l.fd, interest: .readable, priority: .low) { [unowned self] _ in
+      acceptClients()
+    }
   }
 
   /// Closes every connection (pending provider requests complete with `.disconnected`)
@@ -187,8 +208,9 @@ public final class ControlServer {
 
   private func acceptClients() {
     guard let listener else { return }
-    // Bounded per wakeup so a connection storm cannot starve the buttons.
-    for _ in 0..<64 {
+    // Bounded per turn so a connection storm cannot starve the buttons (level-triggered:
+    // the rest are accepted next turn).
+    for _ in 0..<max(1, configuration.acceptsPerTurn) {
       let result: IOResult<Int32>
       do {
         result = try Syscall.nonBlocking {
@@ -222,6 +244,7 @@ public final class ControlServer {
   }
 
   private func admit(_ fd: Int32) {
+    if clients.count >= configuration.maxClients { closeHungUpClients() }
     if clients.count >= configuration.maxClients {
       // A fresh socket's send buffer always has room for one short line.
       let line = ServerMessage.error(
@@ -243,7 +266,7 @@ public final class ControlServer {
     let info = ClientInfo(id: id, credentials: credentials, canControl: policy.allowsControl(credentials))
     let c = Connection(fd: fd, info: info, maxLineLength: configuration.maxLineLength)
     do {
-      c.watch = try loop.register(fd: fd, interest: .readable) { [unowned self, unowned c] events in
+      c.watch = try loop.register(fd: fd, interest: .readable, priority: .low) { [unowned self, unowned c] events in
         self.ready(c, events)
       }
     } catch {
@@ -258,6 +281,16 @@ public final class ControlServer {
     enqueue(.hello(hello), to: c)
   }
 
+  /// Connections whose peers closed count until their hangup is handled, which may be
+  /// later in this turn or the next; at the limit, ask the kernel which ones are gone so
+  /// the limit counts the living (issue 13, item 4). Only runs at the limit.
+  private func closeHungUpClients() {
+    let open = Array(clients.values)
+    var fds = open.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
+    guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+    for (c, p) in zip(open, fds) where p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { close(c) }
+  }
+
   // MARK: Reading
 
   private func ready(_ c: Connection, _ events: EventLoop.IOEvents) {
@@ -266,35 +299,34 @@ public final class ControlServer {
       flush(c)
       guard clients[c.info.id] === c else { return }
     }
-    if !c.readClosed && !c.closing && (events.contains(.readable) || events.contains(.hangup)) {
-      readAvailable(c)
+    if !c.closing {
+      // A repeated dispatch (`[]`) continues a backlog and may read once it is done.
+      serveInput(c, mayRead: events.contains(.readable) || events.contains(.hangup) || events.isEmpty)
       guard clients[c.info.id] === c else { return }
     }
-    // A full hangup (EPOLLHUP) with nothing left to read: the peer is gone both ways.
+    // A full hangup (EPOLLHUP) with nothing left to read: the peer is gone both ways, so
+    // nothing more can reach it. A half-close is not a hangup (EventLoop.IOEvents).
     if events.contains(.error) || (events.contains(.hangup) && (c.readClosed || c.closing)) {
       close(c)
     }
   }
 
-  private func readAvailable(_ c: Connection) {
-    let result: IOResult<Int>
-    do {
-      result = try readBuffer.withUnsafeMutableBytes { buffer throws(Errno) in try Syscall.read(c.fd, into: buffer) }
-    } catch {
-      close(c)  // ECONNRESET and friends: the client vanished
-      return
-    }
-    switch result {
-    case .wouldBlock: return
-    case .done(0):
-      c.readClosed = true
-      updateInterest(c)
-      finishIfDone(c)
-    case .done(let n):
-      readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-      while clients[c.info.id] === c, !c.closing, let output = c.framer.next() {
+  /// Handles the lines the client sent, within this turn's budget: first the ones already
+  /// buffered, then, if the budget is not spent, what one read brings.
+  private func serveInput(_ c: Connection, mayRead: Bool) {
+    var lines = 0
+    var bytes = 0
+    /// Handles buffered lines; true when the budget ran out (more may be waiting).
+    func handleBuffered() -> Bool {
+      while clients[c.info.id] === c, !c.closing {
+        if lines >= configuration.linesPerTurn || bytes >= configuration.bytesPerTurn { return true }
+        guard let output = c.framer.next() else { return false }
         switch output {
-        case .line(let line): process(line, from: c)
+        case .line(let line):
+          lines += 1
+          bytes += line.count
+          linesHandled += 1
+          process(line, from: c)
         case .tooLong:
           enqueue(
             .error(
@@ -304,7 +336,35 @@ public final class ControlServer {
           beginClosing(c)
         }
       }
+      return false
     }
+    var exhausted = handleBuffered()
+    if !exhausted && mayRead && !c.readClosed && clients[c.info.id] === c && !c.closing {
+      guard readOnce(c) else { return }
+      exhausted = handleBuffered()
+    }
+    guard clients[c.info.id] === c else { return }
+    c.backlogged = exhausted && !c.closing
+    if c.backlogged, let watch = c.watch { loop.dispatchAgain(watch) }
+    updateInterest(c)
+    finishIfDone(c)
+  }
+
+  /// One read into the framer; false when the connection was closed.
+  private func readOnce(_ c: Connection) -> Bool {
+    let result: IOResult<Int>
+    do {
+      result = try readBuffer.withUnsafeMutableBytes { buffer throws(Errno) in try Syscall.read(c.fd, into: buffer) }
+    } catch {
+      close(c)  // ECONNRESET and friends: the client vanished
+      return false
+    }
+    switch result {
+    case .wouldBlock: break
+    case .done(0): c.readClosed = true  // the peer shut down its writing side (or closed)
+    case .done(let n): readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+    return true
   }
 
   private func process(_ line: [UInt8], from c: Connection) {
@@ -449,7 +509,9 @@ public final class ControlServer {
   private func updateInterest(_ c: Connection) {
     guard let watch = c.watch, clients[c.info.id] === c else { return }
     var interest: EventLoop.IOEvents = []
-    if !c.readClosed && !c.closing { interest.insert(.readable) }
+    // A backlogged client is not read from until its buffered lines are handled, so its
+    // unread requests wait in its own socket buffer (and its writes block), not in ours.
+    if !c.readClosed && !c.closing && !c.backlogged { interest.insert(.readable) }
     if c.head < c.queue.count { interest.insert(.writable) }
     do { try loop.setInterest(watch, interest) } catch {
       log("\(c.info.id): \(error); closing the connection")
@@ -458,10 +520,11 @@ public final class ControlServer {
   }
 
   /// Closes connections that have nothing more to do: a closing one whose final error
-  /// is out, or one whose peer stopped sending, got every reply and is not subscribed.
+  /// is out, or one whose peer stopped sending, whose every line was handled, got every
+  /// reply and is not subscribed.
   private func finishIfDone(_ c: Connection) {
     guard clients[c.info.id] === c, c.head == c.queue.count else { return }
-    if c.closing || (c.readClosed && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
+    if c.closing || (c.readClosed && !c.backlogged && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
   }
 
   private func close(_ c: Connection) {
@@ -501,6 +564,8 @@ private final class Connection {
   var subscription: SubscriptionFilter?
   /// The peer shut down its sending side (EOF).
   var readClosed = false
+  /// Lines may be buffered beyond this turn's budget: served again next turn, not read from.
+  var backlogged = false
   /// A final error is queued; the connection closes when it is out.
   var closing = false
   var closeTimer: TimerID?
