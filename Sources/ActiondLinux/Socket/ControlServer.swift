@@ -103,6 +103,12 @@ public final class ControlServer {
   private var pendingProvider: [String: PendingProviderRequest] = [:]
   private var nextProviderRequest: UInt64 = 1
   private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+  /// Where several queued lines are joined for one send(2).
+  private var writeBuffer: [UInt8] = {
+    var b: [UInt8] = []
+    b.reserveCapacity(64 * 1024)
+    return b
+  }()
 
   /// Resolves the groups in `configuration`; `start()` opens the socket.
   public init(configuration: ServerConfiguration, loop: EventLoop, handler: any RequestHandler) throws {
@@ -338,12 +344,17 @@ public final class ControlServer {
       }
       return false
     }
+    c.handlingLines = true
     var exhausted = handleBuffered()
     if !exhausted && mayRead && !c.readClosed && clients[c.info.id] === c && !c.closing {
-      guard readOnce(c) else { return }
-      exhausted = handleBuffered()
+      if readOnce(c) { exhausted = handleBuffered() }
     }
+    c.handlingLines = false
     guard clients[c.info.id] === c else { return }
+    if c.head < c.queue.count {
+      flush(c)
+      guard clients[c.info.id] === c else { return }
+    }
     c.backlogged = exhausted && !c.closing
     if c.backlogged, let watch = c.watch { loop.dispatchAgain(watch) }
     updateInterest(c)
@@ -447,7 +458,9 @@ public final class ControlServer {
     }
     c.queue.append(line)
     c.queuedBytes += line.count
-    if c.queue.count - c.head == 1 { flush(c) }
+    // While its lines are being handled, a client's replies are collected and sent at
+    // the end of its turn, in as few send(2) calls as they fit.
+    if c.queue.count - c.head == 1 && !c.handlingLines { flush(c) }
   }
 
   /// The client is not reading: drop what it has not started to receive, send `lagged`
@@ -480,19 +493,37 @@ public final class ControlServer {
     while c.head < c.queue.count {
       let result: IOResult<Int>
       do {
-        result = try c.queue[c.head].withUnsafeBytes { bytes throws(Errno) in
-          try UnixSocket.send(c.fd, UnsafeRawBufferPointer(rebasing: bytes[c.offset...]))
+        if c.offset == 0 && c.head + 1 < c.queue.count && c.queue[c.head].count < writeBuffer.capacity {
+          // Several whole lines: one send(2) for as many as fit the scratch buffer.
+          writeBuffer.removeAll(keepingCapacity: true)
+          var i = c.head
+          while i < c.queue.count && writeBuffer.count + c.queue[i].count <= 64 * 1024 {
+            writeBuffer.append(contentsOf: c.queue[i])
+            i += 1
+          }
+          result = try writeBuffer.withUnsafeBytes { bytes throws(Errno) in try UnixSocket.send(c.fd, bytes) }
+        } else {
+          result = try c.queue[c.head].withUnsafeBytes { bytes throws(Errno) in
+            try UnixSocket.send(c.fd, UnsafeRawBufferPointer(rebasing: bytes[c.offset...]))
+          }
         }
       } catch {
         close(c)  // EPIPE/ECONNRESET: the reader is gone
         return
       }
-      guard case .done(let n) = result else { break }
-      c.offset += n
+      guard case .done(var n) = result else { break }
       c.queuedBytes -= n
-      if c.offset == c.queue[c.head].count {
-        c.head += 1
-        c.offset = 0
+      // Consume `n` bytes across the lines they came from.
+      while n > 0 {
+        let rest = c.queue[c.head].count - c.offset
+        if n < rest {
+          c.offset += n
+          n = 0
+        } else {
+          n -= rest
+          c.head += 1
+          c.offset = 0
+        }
       }
     }
     if c.head == c.queue.count {
@@ -566,6 +597,8 @@ private final class Connection {
   var readClosed = false
   /// Lines may be buffered beyond this turn's budget: served again next turn, not read from.
   var backlogged = false
+  /// Its lines are being handled: replies wait for one flush at the end.
+  var handlingLines = false
   /// A final error is queued; the connection closes when it is out.
   var closing = false
   var closeTimer: TimerID?
