@@ -375,6 +375,18 @@ import Testing
     #expect(turns >= 2000 / config.linesPerTurn)
   }
 
+  /// A connection storm is accepted a bounded number per turn; the rest wait in the
+  /// backlog for the next turns, and all get in (issue 13, item 14).
+  @Test func connectionsAreAcceptedABoundedNumberPerTurn() throws {
+    let h = try ServerHarness()
+    var storm: [TestClient] = []
+    for _ in 0..<40 { storm.append(try TestClient(path: h.path)) }
+    try h.loop.runOnce(until: h.loop.now() + .seconds(60))
+    #expect(h.server.clientCount == h.server.configuration.acceptsPerTurn)
+    try h.pump(storm) { storm.allSatisfy { !$0.messages.isEmpty } }
+    #expect(h.server.clientCount == 40)
+  }
+
   @Test func aDroppedResponderAnswersInternal() throws {
     let h = try ServerHarness()
     h.handler.dropRequests = [.list]
