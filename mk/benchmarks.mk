@@ -23,3 +23,14 @@ bench-deps: deps
 
 bench-peers: bench-deps
 	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) Tests/bench/run.sh
+
+# bench-abuse: only the socket-abuse figures on the host (also part of bench-peers' host
+# figures): a well-behaved client's `status` round trips idle and under 50 abusive clients,
+# and the daemon's CPU meanwhile. Release build; about a minute plus the build.
+.PHONY: bench-abuse
+bench-abuse: deps
+	$(SWIFT) build -c release --product actiond $(BUILD_FLAGS)
+	mkdir -p .build/bench
+	cc -O2 -Wall -Wextra -Werror -o .build/bench/benchtool Tests/bench/benchtool.c
+	python3 Tests/bench/bench.py abuse --actiond "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/actiond" \
+	  --tool .build/bench/benchtool --out .build/bench/abuse.json

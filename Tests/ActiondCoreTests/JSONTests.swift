@@ -37,6 +37,13 @@ import Testing
     }
   }
 
+  @Test func numbersBeyondADoubleAreRefused() throws {
+    for text in ["{ n: 1e-400 }", "{ n: 1e400 }", "{ n: -2.5e-9999 }"] {
+      #expect(throws: JSONParseError.self, "\(text)") { try JSONParser.parse(text, options: .configuration) }
+    }
+    #expect(try JSONParser.parse("[0e-400, 0.0, 1e-300]").root == [0.0, 0.0, 1e-300])
+  }
+
   @Test func surrogatePairs() throws {
     #expect(try JSONParser.parse(#""\ud83d\ude00""#).root == "😀")
     #expect(throws: JSONParseError.self) { try JSONParser.parse(#""\ud83d""#) }

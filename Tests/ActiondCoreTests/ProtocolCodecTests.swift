@@ -66,6 +66,31 @@ import Testing
     #expect(f.next() == nil)
   }
 
+  /// protocol.md: a `\r` before the `\n` is ignored, so a line at the limit may carry one.
+  @Test func aCarriageReturnDoesNotCountTowardTheLimit() {
+    for text in ["12345678\r\nok\n", "12345678\nok\r\n"] {
+      var whole = LineFramer(maxLineLength: 8)
+      whole.append(contentsOf: Array(text.utf8))
+      #expect(lines(drain(&whole)) == ["12345678", "ok"], "\(text.debugDescription)")
+      var byByte = LineFramer(maxLineLength: 8)
+      var outputs: [LineFramer.Output] = []
+      for byte in text.utf8 {
+        byByte.append(contentsOf: [byte])
+        outputs += drain(&byByte)
+      }
+      #expect(lines(outputs) == ["12345678", "ok"], "one byte at a time: \(text.debugDescription)")
+    }
+    for text in ["123456789\r\n", "12345678x", "12345678\rx"] {
+      var f = LineFramer(maxLineLength: 8)
+      f.append(contentsOf: Array(text.utf8))
+      #expect(drain(&f) == [.tooLong], "\(text.debugDescription)")
+    }
+    var full = LineFramer()
+    full.append(contentsOf: [UInt8](repeating: UInt8(ascii: "x"), count: ProtocolVersion.maxLineLength))
+    full.append(contentsOf: Array("\r\n".utf8))
+    #expect(drain(&full).count == 1 && !full.failed)
+  }
+
   @Test func overlongLineDetectedBeforeItsNewline() {
     var f = LineFramer(maxLineLength: 64 * 1024)
     let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
@@ -236,6 +261,53 @@ import Testing
     let longID = String(repeating: "i", count: 257)
     #expect(
       failure(#"{"id":"\#(longID)","request":"ping"}"#)?.error.message == #"field "id" must be at most 256 bytes long"#)
+  }
+
+  /// protocol.md: a wrong type, an empty or a duplicate member is `bad-request`, also
+  /// `null` for an optional member, an empty button and duplicates inside `configuration`.
+  @Test func strictnessAsDocumented() {
+    let cases: [(String, String)] = [
+      (
+        #"{"id":1,"request":"status","button":null}"#,
+        #"field "button" of request "status" must be a string, got null"#
+      ),
+      (#"{"id":1,"request":"status","button":""}"#, #"field "button" of request "status" must not be empty"#),
+      (#"{"id":1,"request":"perform","button":""}"#, #"field "button" of request "perform" must not be empty"#),
+      (#"{"id":1,"request":"perform","kind":null}"#, #"field "kind" of request "perform" must be a string, got null"#),
+      (#"{"id":1,"request":"reload","kind":""}"#, #"field "kind" of request "reload" must not be empty"#),
+      (#"{"id":1,"type":null,"request":"ping"}"#, #"field "type" of message must be a string, got null"#),
+      (#"{"id":1,"request":""}"#, #"field "request" of message must not be empty"#),
+      (#"{"id":1,"request":"subscribe","events":null}"#, #"field "events" of request "subscribe" must be an array"#),
+      (
+        #"{"id":1,"request":"perform","kind":"k","configuration":{"led":"a","led":"b"}}"#,
+        #"field "configuration" of request "perform" has field "led" more than once"#
+      ),
+      (
+        #"{"id":1,"request":"assign","button":"b","kind":"k","configuration":{"n":1,"n":1}}"#,
+        #"field "configuration" of request "assign" has field "n" more than once"#
+      ),
+      (
+        #"{"id":1,"request":"set","kind":"k","value":true,"configuration":null}"#,
+        #"field "configuration" of request "set" must be an object, got null"#
+      ),
+    ]
+    for (line, message) in cases {
+      let f = failure(line)
+      #expect(f?.error.code == .badRequest, "\(line)")
+      #expect(f?.error.message.hasPrefix(message) == true, "\(line): \(f?.error.message ?? "no error")")
+      #expect(f?.id == .integer(1), "\(line)")
+    }
+    // A request without an id may still say so with `null`.
+    #expect(ClientMessage.decode(line: #"{"id":null,"request":"ping"}"#) == .success(.request(Request(id: nil, .ping))))
+    // Numbers a double cannot hold are refused, not read as 0 or infinity.
+    for number in ["1e-400", "-1e-400", "1e400", "0.1e-999"] {
+      #expect(failure(#"{"id":1,"request":"set","kind":"k","value":\#(number)}"#)?.error.code == .badJSON, "\(number)")
+    }
+    #expect(failure(#"{"id":1,"request":"set","kind":"k","value":0e-400}"#)?.error.code == .badRequest)
+    // Before, 1e-400 read as 0.0 and passed as the integer parameter value 0.
+    #expect(
+      failure(#"{"id":1,"request":"perform","kind":"k","configuration":{"n":1e-400}}"#)?.error.message
+        == "line 1, column 61: number 1e-400 is too small (it would read as 0)")
   }
 
   @Test func providerReplies() {

@@ -5,6 +5,10 @@
         host figures: recognizer (actiond-bench --json), `status` requests/s with 1 and 16
         clients, fan-out of one announcement to 1,000 subscribers, config load time for
         200 controls, start -> READY=1 with 10 controls, binary size
+    bench.py abuse --actiond BIN --tool BIN --out FILE.json
+        a well-behaved client's `status` round trips idle and while 50 abusive clients
+        (garbage, 10 MB lines, connect storms, slow readers) hammer the socket, and the
+        daemon's CPU time meanwhile (also part of `host`)
     bench.py vm --serial LOG --out FILE.json
         parses the bench scenarios' sample files out of the VM's serial log
     bench.py report --host FILE.json --vm FILE.json --doc docs/benchmarks.md --plots DIR
@@ -124,6 +128,52 @@ def stop_daemon(proc):
         proc.wait()
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def socket_abuse(actiond, tool, work, clients=50, requests=2000):
+    """`status` round trips of one well-behaved client, idle and under abuse, on one daemon."""
+    path = write_config(work, 10, max_clients=64)
+    proc, sock = start_daemon(actiond, path, work)
+    try:
+        def rtts():
+            out = run([tool, "statusrtt", sock, str(requests)])
+            return [int(line.split()[1]) for line in out.splitlines() if line.startswith("rtt ")]
+        print("bench: status round trips, idle", flush=True)
+        idle = rtts()
+        print(f"bench: status round trips under {clients} abusive clients", flush=True)
+        seconds = 600.0  # stopped as soon as the measurement is done
+        abuser = subprocess.Popen([tool, "abuse", sock, str(clients), str(seconds)], stdout=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # let every abuser connect before measuring
+        cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
+        abused = rtts()
+        cpu1, wall1 = cpu_seconds(proc.pid), time.monotonic()
+        abuser.send_signal(signal.SIGTERM)
+        abuser.wait(10)
+        return {"clients": clients, "idle": summary(idle), "abused": summary(abused),
+                "daemonCPUSeconds": cpu1 - cpu0, "wallSeconds": wall1 - wall0}
+    finally:
+        stop_daemon(proc)
+
+
+def abuse(args):
+    work = tempfile.mkdtemp(prefix="actiond-bench-")
+    try:
+        results = {"machine": machine(), "abuse": socket_abuse(args.actiond, args.tool, work)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    a = results["abuse"]
+    print(f"status p50/p99/max idle {ms(a['idle']['p50'])}/{ms(a['idle']['p99'])}/{ms(a['idle']['max'])} ms; "
+          f"under {a['clients']} abusive clients {ms(a['abused']['p50'])}/{ms(a['abused']['p99'])}/"
+          f"{ms(a['abused']['max'])} ms; daemon CPU {a['daemonCPUSeconds']:.1f} s in {a['wallSeconds']:.1f} s")
+
+
 def host(args):
     results = {"machine": machine()}
     work = tempfile.mkdtemp(prefix="actiond-bench-")
@@ -179,6 +229,9 @@ def host(args):
             }
         finally:
             stop_daemon(proc)
+
+        # A well-behaved client while 50 others abuse the socket (issue 13, item 14).
+        results["abuse"] = socket_abuse(args.actiond, args.tool, work)
 
         # Binary size: as built and stripped.
         stripped = os.path.join(work, "actiond.stripped")
@@ -588,6 +641,16 @@ def report(args):
         f"{ms(fo['spread']['p50'] if 'spread' in fo else fo['last']['p50'] - fo['first']['p50'])} ms after the first (p50); 200 controls load in "
         f"{ms(cl['200']['p50'] - cl['1']['p50'])} ms; start → READY=1 takes {ms(rd['p50'])} ms with 10 controls.",
     ]
+    if "abuse" in host:
+        a = host["abuse"]
+        lines += [
+            "",
+            f"Socket abuse on the host: a well-behaved client's `status` round trip is p50 {ms(a['idle']['p50'])} ms, "
+            f"p99 {ms(a['idle']['p99'])} ms idle and p50 {ms(a['abused']['p50'])} ms, p99 {ms(a['abused']['p99'])} ms "
+            f"(max {ms(a['abused']['max'])} ms) while {a['clients']} clients send garbage, 10 MB lines, connect storms "
+            f"and never read (goal: p99 < 10 ms); the daemon used {a['daemonCPUSeconds']:.1f} s of CPU in "
+            f"{a['wallSeconds']:.1f} s meanwhile.",
+        ]
     lines += [
         "",
         "Under TCG the guest runs about 8× slower than the host, so absolute VM figures are inflated; "
@@ -713,6 +776,10 @@ def main():
     h.add_argument("--repeat", type=int, default=21)
     h.add_argument("--seconds", type=float, default=2.0)
     h.add_argument("--rounds", type=int, default=30)
+    a = sub.add_parser("abuse")
+    a.add_argument("--actiond", required=True)
+    a.add_argument("--tool", required=True)
+    a.add_argument("--out", required=True)
     v = sub.add_parser("vm")
     v.add_argument("--serial", required=True)
     v.add_argument("--out", required=True)
@@ -724,7 +791,7 @@ def main():
     r.add_argument("--doc", required=True)
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
-    {"host": host, "vm": vm, "report": report}[args.command](args)
+    {"host": host, "abuse": abuse, "vm": vm, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,13 @@
 //                                        <send->last ns>"
 //   benchtool ready N -- ACTIOND ARGS... start -> READY=1 (sd_notify) of ACTIOND, N times;
 //                                        prints "ready <ns>"; SIGTERM after each
+//   benchtool statusrtt SOCK N           one well-behaved client: N `status` requests one
+//                                        after the other; prints "rtt <ns>" per round trip
+//   benchtool abuse SOCK CLIENTS SECONDS CLIENTS abusive connections at once for SECONDS,
+//                                        by index mod 4: garbage lines never reading, one
+//                                        10 MB line, connect/close storms, subscribed slow
+//                                        readers pipelining requests; each reconnects when
+//                                        the daemon drops it; prints "abuse connects N"
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -705,8 +712,122 @@ static int cmd_ready(int argc, char **argv) {
   return 0;
 }
 
+// --- a well-behaved client under abuse ------------------------------------------------------
+
+static int cmd_statusrtt(int argc, char **argv) {
+  if (argc != 4) fail("usage: statusrtt SOCK N");
+  long n = atol(argv[3]);
+  static struct conn c;
+  c.fd = connect_unix(argv[2]);
+  conn_wait_line(&c, "\"type\":\"hello\"");
+  static const char req[] = "{\"id\":7,\"request\":\"status\"}\n";
+  for (long i = 0; i < n; i++) {
+    int64_t t0 = now_ns();
+    write_all(c.fd, req, sizeof req - 1);
+    conn_wait_line(&c, "\"type\":\"reply\"");
+    printf("rtt %lld\n", (long long)(now_ns() - t0));
+  }
+  return 0;
+}
+
+enum abuse_kind { ABUSE_GARBAGE, ABUSE_HUGE, ABUSE_STORM, ABUSE_SLOW };
+
+struct abuser {
+  int fd;
+  enum abuse_kind kind;
+  long sent;  // bytes of the current huge line
+};
+
+// A non-blocking connect: -1 while the daemon's backlog is full (try again later).
+static int connect_nb(const char *path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) die("socket");
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Writes what the socket takes; returns 0 once the daemon dropped the connection.
+static int abuse_write(int fd, const char *buf, size_t len) {
+  ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0 && errno != EAGAIN && errno != EINTR) return 0;
+  return 1;
+}
+
+static int cmd_abuse(int argc, char **argv) {
+  if (argc != 5) fail("usage: abuse SOCK CLIENTS SECONDS");
+  const char *sock = argv[2];
+  int count = atoi(argv[3]);
+  double seconds = atof(argv[4]);
+  raise_nofile();
+  signal(SIGPIPE, SIG_IGN);
+  struct abuser *a = calloc((size_t)count, sizeof *a);
+  static char garbage[16384], chunk[65536], sink[65536];
+  for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (i % 97 == 96) ? '\n' : (char)('!' + i % 90);
+  memset(chunk, 'x', sizeof chunk);
+  static const char slow[] =
+      "{\"request\":\"subscribe\"}\n{\"id\":1,\"request\":\"status\"}\n{\"id\":2,\"request\":\"list\"}\n";
+  for (int i = 0; i < count; i++) {
+    a[i].fd = -1;
+    a[i].kind = (enum abuse_kind)(i % 4);
+  }
+  long connects = 0;
+  int64_t end = now_ns() + (int64_t)(seconds * 1e9);
+  while (now_ns() < end) {
+    for (int i = 0; i < count; i++) {
+      struct abuser *x = &a[i];
+      if (x->kind == ABUSE_STORM) {
+        // Connect, and close before the daemon's hello is read.
+        int fd = connect_nb(sock);
+        if (fd >= 0) {
+          connects++;
+          close(fd);
+        }
+        continue;
+      }
+      if (x->fd < 0) {
+        x->fd = connect_nb(sock);
+        x->sent = 0;
+        if (x->fd < 0) continue;
+        connects++;
+      }
+      int alive = 1;
+      switch (x->kind) {
+        case ABUSE_GARBAGE:
+          alive = abuse_write(x->fd, garbage, sizeof garbage);
+          break;
+        case ABUSE_HUGE:
+          alive = abuse_write(x->fd, chunk, sizeof chunk);
+          x->sent += (long)sizeof chunk;
+          // The daemon answers line-too-long and closes long before 10 MB; drain that
+          // answer, then start over on a new connection.
+          if (x->sent >= 10L << 20) alive = 0;
+          while (alive && recv(x->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {}
+          break;
+        case ABUSE_SLOW:
+          alive = abuse_write(x->fd, slow, sizeof slow - 1);
+          break;
+        case ABUSE_STORM:
+          break;
+      }
+      if (!alive) {
+        close(x->fd);
+        x->fd = -1;
+      }
+    }
+    struct timespec pause = {0, 1000000};  // 1 ms between rounds: abuse, not a busy spin
+    nanosleep(&pause, NULL);
+  }
+  printf("abuse connects %ld\n", connects);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|subscribe|reactor|timerfd|statusload|fanout|ready ...");
+  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
   const char *c = argv[1];
   if (!strcmp(c, "record")) return cmd_record(argc, argv);
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -718,6 +839,8 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "statusload")) return cmd_statusload(argc, argv);
   if (!strcmp(c, "fanout")) return cmd_fanout(argc, argv);
   if (!strcmp(c, "ready")) return cmd_ready(argc, argv);
+  if (!strcmp(c, "statusrtt")) return cmd_statusrtt(argc, argv);
+  if (!strcmp(c, "abuse")) return cmd_abuse(argc, argv);
   fprintf(stderr, "benchtool: unknown command %s\n", c);
   return 2;
 }

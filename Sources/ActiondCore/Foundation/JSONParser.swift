@@ -88,19 +88,31 @@ public struct JSONParser {
     self.options = options
   }
 
-  private var location: SourceLocation {
-    // Columns count characters, not bytes: skip UTF-8 continuation bytes.
-    var col = 1
-    var i = lineStart
-    while i < index {
-      if bytes[i] & 0xC0 != 0x80 { col += 1 }
-      i += 1
+  /// The column of `columnIndex` on the current line: a cache that only moves forward,
+  /// so asking for the location of every value costs linear time in total. Walking from
+  /// the start of the line each time made one long line quadratic (issue 13, item 15).
+  private var columnIndex = 0
+  private var column = 1
+
+  /// Where `index` is. Columns count characters, not bytes: UTF-8 continuation bytes are skipped.
+  private mutating func location() -> SourceLocation {
+    if columnIndex < lineStart || columnIndex > index {
+      columnIndex = lineStart
+      column = 1
     }
-    return SourceLocation(line: line, column: col)
+    while columnIndex < index {
+      if bytes[columnIndex] & 0xC0 != 0x80 { column += 1 }
+      columnIndex += 1
+    }
+    return SourceLocation(line: line, column: column)
   }
 
-  private func error(_ message: String) -> JSONParseError {
-    JSONParseError(message, at: location)
+  /// An error at `position` (default: `index`) on the current line; computed from the
+  /// start of the line, which is fine once per parse.
+  private func error(_ message: String, at position: Int? = nil) -> JSONParseError {
+    var copy = self
+    copy.index = max(position ?? index, lineStart)
+    return JSONParseError(message, at: copy.location())
   }
 
   private func describeCurrent() -> String {
@@ -130,7 +142,7 @@ public struct JSONParser {
         if next == UInt8(ascii: "/") {
           while let c = current, c != 0x0A { advance() }
         } else if next == UInt8(ascii: "*") {
-          let start = location
+          let start = location()
           advance()
           advance()
           var closed = false
@@ -162,7 +174,7 @@ public struct JSONParser {
   }
 
   private mutating func parseValue(path: JSONPath?, depth: Int) throws(JSONParseError) -> JSONValue {
-    if let path { locations[path] = location }
+    if let path { locations[path] = location() }
     guard let b = current else { throw error("expected a value, got end of input") }
     switch b {
     case UInt8(ascii: "{"):
@@ -279,7 +291,7 @@ public struct JSONParser {
   }
 
   private mutating func parseString(quote: UInt8) throws(JSONParseError) -> String {
-    let start = location
+    let start = location()
     advance()  // opening quote
     var out: [UInt8] = []
     var runStart = index
@@ -449,6 +461,13 @@ public struct JSONParser {
     if text.hasSuffix(".") { text += "0" }
     text = text.replacingOccurrences(of: ".e", with: ".0e").replacingOccurrences(of: ".E", with: ".0E")
     guard let d = Double(text) else { throw error("invalid number \(text)") }
+    // A literal beyond a double's range would silently become 0 or infinity, and `1e-400`
+    // would then pass as the integer 0: refuse it instead.
+    if d.isInfinite { throw error("number \(text) is too large", at: start) }
+    if d == 0, text.utf8.prefix(while: { $0 | 0x20 != UInt8(ascii: "e") }).contains(where: { $0 >= 0x31 && $0 <= 0x39 })
+    {
+      throw error("number \(text) is too small (it would read as 0)", at: start)
+    }
     return .double(d)
   }
 }

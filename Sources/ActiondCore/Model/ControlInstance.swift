@@ -337,8 +337,13 @@ func closestMatch(to word: String, in candidates: [String]) -> String? {
   if let exact = candidates.first(where: { Array($0.lowercased().utf8) == lw }) { return exact }
   let limit = min(2, max(1, lw.count / 3))
   var best: (String, Int, Bool)?
-  for c in candidates {
+  // The edit distance costs the product of both lengths: a typo of a name is short, so a
+  // longer word is not compared at all, and a candidate only when its length is within
+  // the limit of the word's (the distance is at least the difference). An 8 KiB key
+  // compared with every key name used to take seconds.
+  for c in candidates where lw.count <= maxSuggestionLength {
     let lc = Array(c.lowercased().utf8)
+    guard abs(lc.count - lw.count) <= limit else { continue }
     let d = editDistance(lw, lc)
     guard d <= limit && d < lw.count else { continue }
     // On a tie, prefer a candidate the word begins (`of` → `off`, not `on`).
@@ -352,6 +357,9 @@ func closestMatch(to word: String, in candidates: [String]) -> String? {
   }
   return nil
 }
+
+/// Words longer than this (in bytes) get no edit-distance suggestion.
+let maxSuggestionLength = 128
 
 /// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
 /// adjacent characters each cost 1 (typos are mostly these).

@@ -9,21 +9,27 @@ struct FieldReader {
   let object: JSONObject
   /// How errors name the object: `request "get"`, `event "pressed"`, `control`.
   let context: String
+  /// How requests are read (protocol.md: a wrong type, an empty or a duplicate member is
+  /// `bad-request`): `null` is a wrong type rather than an absent member, an empty string
+  /// is refused wherever a string is read, and an object member may not repeat a key.
+  /// Off for what the daemon sends, which clients read leniently.
+  let strict: Bool
   private(set) var used: Set<String> = []
 
-  init(_ object: JSONObject, context: String) throws(ProtocolError) {
+  init(_ object: JSONObject, context: String, strict: Bool = false) throws(ProtocolError) {
     self.object = object
     self.context = context
+    self.strict = strict
     if let dup = object.duplicateKeys.first {
       throw .badRequest("\(context) has field \"\(dup)\" more than once")
     }
   }
 
-  init(_ value: JSONValue, context: String) throws(ProtocolError) {
+  init(_ value: JSONValue, context: String, strict: Bool = false) throws(ProtocolError) {
     guard let object = value.objectValue else {
       throw .badRequest("\(context) must be an object, got \(value.typeName)")
     }
-    try self.init(object, context: context)
+    try self.init(object, context: context, strict: strict)
   }
 
   private func mismatch(_ key: String, _ expected: String, _ got: JSONValue) -> ProtocolError {
@@ -41,9 +47,21 @@ struct FieldReader {
     return v
   }
 
+  /// The member, or nil when absent; `null` is absent, or (strict) a wrong type.
+  private mutating func present(_ key: String, _ expected: String) throws(ProtocolError) -> JSONValue? {
+    used.insert(key)
+    guard let v = object[key] else { return nil }
+    if v.isNull {
+      if strict { throw mismatch(key, expected, v) }
+      return nil
+    }
+    return v
+  }
+
   mutating func optionalString(_ key: String) throws(ProtocolError) -> String? {
-    guard let v = raw(key) else { return nil }
+    guard let v = try present(key, "a string") else { return nil }
     guard let s = v.stringValue else { throw mismatch(key, "a string", v) }
+    if strict && s.isEmpty { throw .badRequest("field \"\(key)\" of \(context) must not be empty") }
     return s
   }
 
@@ -55,7 +73,7 @@ struct FieldReader {
   }
 
   mutating func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
-    guard let v = raw(key) else { return nil }
+    guard let v = try present(key, "true or false") else { return nil }
     guard let b = v.boolValue else { throw mismatch(key, "true or false", v) }
     return b
   }
@@ -75,7 +93,7 @@ struct FieldReader {
   }
 
   mutating func optionalInteger(_ key: String) throws(ProtocolError) -> Int64? {
-    guard let v = raw(key) else { return nil }
+    guard let v = try present(key, "an integer") else { return nil }
     guard let i = v.integerValue else { throw mismatch(key, "an integer", v) }
     return i
   }
@@ -86,8 +104,11 @@ struct FieldReader {
   }
 
   mutating func optionalObject(_ key: String) throws(ProtocolError) -> JSONObject? {
-    guard let v = raw(key) else { return nil }
+    guard let v = try present(key, "an object") else { return nil }
     guard let o = v.objectValue else { throw mismatch(key, "an object", v) }
+    if strict, let dup = o.duplicateKeys.first {
+      throw .badRequest("field \"\(key)\" of \(context) has field \"\(dup)\" more than once")
+    }
     return o
   }
 
@@ -97,7 +118,7 @@ struct FieldReader {
   }
 
   mutating func optionalArray(_ key: String) throws(ProtocolError) -> [JSONValue]? {
-    guard let v = raw(key) else { return nil }
+    guard let v = try present(key, "an array") else { return nil }
     guard let a = v.arrayValue else { throw mismatch(key, "an array", v) }
     return a
   }

@@ -1,7 +1,7 @@
 /// Splits a byte stream into newline-terminated lines, however the bytes arrive:
 /// one at a time, or many lines in one read.
 ///
-/// A line longer than `maxLineLength` (newline excluded, a `\r` before it included) is reported as soon as the
+/// A line longer than `maxLineLength` (the newline and a `\r` before it excluded) is reported as soon as the
 /// limit is crossed, without waiting for its end, so a peer cannot make the daemon
 /// buffer without bound; after that the framer yields nothing more (the stream has
 /// lost its framing and the server closes it). A `\r` before the newline is dropped
@@ -57,7 +57,11 @@ public struct LineFramer {
       }
       guard let end = newline else {
         scanned = buffer.count
-        if buffer.count - start > maxLineLength { return fail() }
+        // One byte over the limit may still be the `\r` of a `\r\n` that is not here yet.
+        let pending = buffer.count - start
+        if pending > maxLineLength + 1 || (pending == maxLineLength + 1 && buffer.last != UInt8(ascii: "\r")) {
+          return fail()
+        }
         compact()
         return nil
       }
@@ -66,9 +70,8 @@ public struct LineFramer {
       let lineStart = start
       start = end + 1
       scanned = start
-      // The limit counts every byte before the newline, `\r` included, the same way
-      // the unterminated case above does.
-      if end - lineStart > maxLineLength { return fail() }
+      // protocol.md: a `\r` before the newline is ignored, so the limit does not count it.
+      if lineEnd - lineStart > maxLineLength { return fail() }
       if lineEnd == lineStart { continue }  // empty line
       return .line(Array(buffer[lineStart..<lineEnd]))
     }

@@ -255,7 +255,7 @@ public enum ClientMessage: Hashable, Sendable {
       return .failure(DecodingFailure(id: nil, error: error))
     }
     do throws(ProtocolError) {
-      var r = try FieldReader(object, context: "message")
+      var r = try FieldReader(object, context: "message", strict: true)
       _ = r.raw("id")
       let type = try r.optionalString("type") ?? "request"
       switch type {
@@ -266,7 +266,7 @@ public enum ClientMessage: Hashable, Sendable {
         guard let name = RequestName(rawValue: n) else {
           throw ProtocolError(.unknownRequest, "unknown request \"\(n)\"")
         }
-        r = try FieldReader(object, context: "request \"\(n)\"")
+        r = try FieldReader(object, context: "request \"\(n)\"", strict: true)
         _ = r.raw("id")
         _ = r.raw("type")
         _ = r.raw("request")

@@ -12,12 +12,13 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
 
   /// The line is not valid JSON (or not UTF-8). The connection stays usable.
   public static let badJSON = ProtocolErrorCode("bad-json")
-  /// Valid JSON, but not a valid message: wrong type, missing or unexpected field.
+  /// Valid JSON, but not a valid message: wrong type (`null` included), missing, empty,
+  /// duplicate or unexpected field.
   public static let badRequest = ProtocolErrorCode("bad-request")
   /// `request` names no request this daemon knows.
   public static let unknownRequest = ProtocolErrorCode("unknown-request")
-  /// A mutating request from a client that is not root, not in the control group
-  /// and not in the control user list.
+  /// A mutating request from a client that is not root, not the daemon's own user, not
+  /// in the control group and not in the control user list.
   public static let notPermitted = ProtocolErrorCode("not-permitted")
   /// No button with that name is configured.
   public static let unknownButton = ProtocolErrorCode("unknown-button")

@@ -49,8 +49,9 @@ public enum RequestName: String, Hashable, Sendable, CaseIterable {
   case status, list, get, assign, set, perform, press, reload, subscribe, unsubscribe, devices, register, ping,
     version
 
-  /// Mutating requests change state or act on the machine, so only root, the control
-  /// group and the control users may send them; everyone who can connect may read.
+  /// Mutating requests change state or act on the machine, so only root, the daemon's
+  /// own user, the control group and the control users may send them; everyone who can
+  /// connect may read.
   public var isMutating: Bool {
     switch self {
     case .assign, .set, .perform, .press, .reload, .register: return true

@@ -256,7 +256,8 @@ public enum Actionctl {
       if json {
         out.line(
           JSONEncoding.compact([
-            "valid": true, "buttons": .integer(Int64(config.buttons.count)),
+            // `problems` is always there, so a script can read it without checking `valid` first.
+            "valid": true, "problems": [], "buttons": .integer(Int64(config.buttons.count)),
             "controls": .integer(Int64(config.controls.count)),
             "assignments": .integer(Int64(config.assignments.count)),
           ]))

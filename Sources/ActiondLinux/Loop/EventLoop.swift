@@ -36,6 +36,11 @@ public struct SignalInfo: Sendable, Equatable {
 /// - Signals are blocked and read through signalfd; their handlers run like any other.
 /// - Any handler may register, unregister, schedule or cancel anything, including
 ///   itself: events for a watch unregistered earlier in the same batch are dropped.
+/// - One turn (``runOnce(until:)``) runs, in this order: the ready `.normal` watches
+///   (devices, child processes), signals, due timers, then the ready `.low` watches
+///   (socket clients). So a device event and the hold timer are handled before any
+///   client work of the same turn, whatever the clients send; a `.low` handler bounds
+///   its own work per turn and asks for another with ``dispatchAgain(_:)``.
 ///
 /// Not thread-safe: use it from the thread that runs it. Signals are blocked on the
 /// calling thread only, so call ``onSignal(_:_:)`` before starting other threads (the
@@ -47,7 +52,9 @@ public final class EventLoop {
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public static let readable = IOEvents(rawValue: 1 << 0)
     public static let writable = IOEvents(rawValue: 1 << 1)
-    /// The peer closed (EPOLLHUP/EPOLLRDHUP); always reported, no need to ask for it.
+    /// The peer closed completely (EPOLLHUP); always reported, no need to ask for it. A
+    /// socket peer that only shut down its writing side is not a hangup: the fd reads as
+    /// readable and read(2) returns 0, while writing to the peer still works.
     public static let hangup = IOEvents(rawValue: 1 << 2)
     /// An error is pending on the fd (EPOLLERR); always reported.
     public static let error = IOEvents(rawValue: 1 << 3)
@@ -62,6 +69,15 @@ public final class EventLoop {
     }
   }
 
+  /// When a watch's handler runs within a turn.
+  public enum Priority: Sendable, Hashable {
+    /// Before signals and timers: input devices, child processes.
+    case normal
+    /// After every normal watch, signal and due timer of the turn: socket clients,
+    /// whose work must never delay a button.
+    case low
+  }
+
   /// Counters for tests and benchmarks (e.g. "an idle daemon makes zero wakeups").
   public struct Statistics: Sendable, Equatable {
     /// Returns from epoll_wait (each is one wakeup of the thread).
@@ -74,11 +90,14 @@ public final class EventLoop {
     public var signalsDelivered: UInt64 = 0
     /// How many times the timerfd was re-armed or disarmed.
     public var timerfdUpdates: UInt64 = 0
+    /// Handler invocations asked for with ``EventLoop/dispatchAgain(_:)`` (included in `ioDispatches`).
+    public var repeatedDispatches: UInt64 = 0
   }
 
   private struct Watch {
     var fd: Int32
     var interest: IOEvents
+    var priority: Priority
     var handler: (IOEvents) -> Void
   }
 
@@ -110,6 +129,8 @@ public final class EventLoop {
 
   private var stopped = false
   private var events: [epoll_event]
+  /// Watches whose handlers asked to run again next turn, in the order they asked.
+  private var again: [UInt64] = []
 
   /// Counters since creation.
   public private(set) var statistics = Statistics()
@@ -152,16 +173,28 @@ public final class EventLoop {
   // MARK: File descriptors
 
   /// Registers `fd` (level-triggered) for `interest`; `.hangup` and `.error` are always
-  /// reported. The handler runs on the loop thread with the readiness seen. The loop does
-  /// not own the fd: unregister it before closing it.
-  public func register(fd: Int32, interest: IOEvents, _ handler: @escaping (IOEvents) -> Void) throws -> WatchID {
+  /// reported. The handler runs on the loop thread with the readiness seen, at its place
+  /// in the turn given by `priority`. The loop does not own the fd: unregister it before
+  /// closing it.
+  public func register(
+    fd: Int32, interest: IOEvents, priority: Priority = .normal, _ handler: @escaping (IOEvents) -> Void
+  ) throws -> WatchID {
     let id = nextWatch
     nextWatch += 1
     do { try epollAdd(fd, token: id, events: Self.epollMask(interest)) } catch {
       throw SystemCallError("epoll_ctl ADD fd \(fd)", error)
     }
-    watches[id] = Watch(fd: fd, interest: interest, handler: handler)
+    watches[id] = Watch(fd: fd, interest: interest, priority: priority, handler: handler)
     return WatchID(rawValue: id)
+  }
+
+  /// Runs the watch's handler again in the next turn, at its priority, even if its fd is
+  /// not ready then (with the readiness seen, or `[]`); that turn does not wait in
+  /// epoll_wait. For a handler that stopped early to bound its work per turn (a client
+  /// with more lines buffered) and would not be woken by its fd again.
+  public func dispatchAgain(_ id: WatchID) {
+    guard watches[id.rawValue] != nil, !again.contains(id.rawValue) else { return }
+    again.append(id.rawValue)
   }
 
   /// Changes what a registered fd is watched for (e.g. add `.writable` while output is queued).
@@ -262,7 +295,9 @@ public final class EventLoop {
   /// batch of fd events, signals and due timers, and returns. For tests and for embedding.
   public func runOnce(until deadline: MonotonicInstant?) throws {
     var timeout: Int32 = -1
-    if let deadline {
+    if !again.isEmpty {
+      timeout = 0  // work is waiting: collect what is ready, do not sleep
+    } else if let deadline {
       let remaining = deadline - now()
       if remaining.nanoseconds <= 0 {
         timeout = 0
@@ -282,9 +317,13 @@ public final class EventLoop {
     statistics.wakeups += 1
     var sawTimer = false
     var sawSignal = false
-    // Copy the batch: a handler may re-enter runOnce (not recommended, but harmless).
-    let batch = Array(events[0..<Int(count)])
-    for event in batch {
+    // The batch is copied (a handler may re-enter runOnce: not recommended, but harmless)
+    // and split by priority; a watch that asked to run again joins its class, once.
+    var normal: [(UInt64, IOEvents)] = []
+    var low: [(UInt64, IOEvents)] = []
+    var repeated = again
+    again.removeAll()
+    for event in events[0..<Int(count)] {
       let token = event.data.u64
       if token == Self.timerToken {
         sawTimer = true
@@ -294,22 +333,40 @@ public final class EventLoop {
         sawSignal = true
         continue
       }
-      guard let watch = watches[token] else { continue }  // unregistered earlier in this batch
-      let ready = Self.ioEvents(event.events)
-      statistics.ioDispatches += 1
-      watch.handler(ready)
+      guard let watch = watches[token] else { continue }
+      if let i = repeated.firstIndex(of: token) { repeated.remove(at: i) }
+      if watch.priority == .normal {
+        normal.append((token, Self.ioEvents(event.events)))
+      } else {
+        low.append((token, Self.ioEvents(event.events)))
+      }
     }
+    for token in repeated {
+      guard let watch = watches[token] else { continue }
+      statistics.repeatedDispatches += 1
+      if watch.priority == .normal { normal.append((token, [])) } else { low.append((token, [])) }
+    }
+    dispatch(normal)
     if sawSignal { drainSignals() }
     if sawTimer { drainTimerFD() }
     // Due timers run even if the timerfd was not in this batch (e.g. a timer scheduled in
     // the past by an fd handler above): cheap, and it never delays a due deadline.
     fireDueTimers()
+    dispatch(low)
     if Int(count) == events.count && events.count < 1024 {
       events = Array(repeating: epoll_event(), count: events.count * 2)
     }
   }
 
   // MARK: Internals
+
+  private func dispatch(_ ready: [(UInt64, IOEvents)]) {
+    for (token, events) in ready {
+      guard let watch = watches[token] else { continue }  // unregistered earlier in this turn
+      statistics.ioDispatches += 1
+      watch.handler(events)
+    }
+  }
 
   private func epollAdd(_ fd: Int32, token: UInt64, events mask: UInt32) throws(Errno) {
     var event = epoll_event()
@@ -320,7 +377,9 @@ public final class EventLoop {
 
   private static func epollMask(_ interest: IOEvents) -> UInt32 {
     var mask: UInt32 = 0
-    if interest.contains(.readable) { mask |= UInt32(EPOLLIN.rawValue) | UInt32(EPOLLRDHUP.rawValue) }
+    // No EPOLLRDHUP: a peer's half-close shows as readable (read returns 0), not as a
+    // hangup, so a client that shut down its writing side keeps getting its replies.
+    if interest.contains(.readable) { mask |= UInt32(EPOLLIN.rawValue) }
     if interest.contains(.writable) { mask |= UInt32(EPOLLOUT.rawValue) }
     return mask
   }
@@ -329,7 +388,7 @@ public final class EventLoop {
     var result: IOEvents = []
     if mask & (UInt32(EPOLLIN.rawValue) | UInt32(EPOLLPRI.rawValue)) != 0 { result.insert(.readable) }
     if mask & UInt32(EPOLLOUT.rawValue) != 0 { result.insert(.writable) }
-    if mask & (UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLRDHUP.rawValue)) != 0 { result.insert(.hangup) }
+    if mask & UInt32(EPOLLHUP.rawValue) != 0 { result.insert(.hangup) }
     if mask & UInt32(EPOLLERR.rawValue) != 0 { result.insert(.error) }
     return result
   }

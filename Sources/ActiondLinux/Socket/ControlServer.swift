@@ -19,6 +19,13 @@ public struct ServerConfiguration: Sendable {
   public var outboundLimit = 1 << 20
   /// How long a closing client (after `lagged` or `line-too-long`) gets to read its final error.
   public var closeGrace: TimeSpan = .seconds(5)
+  /// The most lines one client gets handled per loop turn; the rest wait for the next
+  /// turn, after the buttons and the other clients had theirs.
+  public var linesPerTurn = 16
+  /// The most bytes of lines one client gets handled per loop turn (at least one line).
+  public var bytesPerTurn = 64 * 1024
+  /// The most connections accepted per loop turn.
+  public var acceptsPerTurn = 16
   /// Use a socket passed through LISTEN_FDS/LISTEN_PID when there is one.
   public var socketActivation = true
 
@@ -35,24 +42,30 @@ public struct ServerConfiguration: Sendable {
   }
 }
 
-/// Decides who may send mutating requests.
+/// Decides who may send mutating requests: root, the daemon's own user, the control
+/// users and members of the control group (configuration.md, `socket`).
 public struct AccessPolicy: Hashable, Sendable {
   public var controlGroup: UInt32?
   public var controlUsers: Set<UInt32>
-  public init(controlGroup: UInt32?, controlUsers: Set<UInt32>) {
+  /// The uid the daemon runs as: `make run` as a normal user is driven by that user, and an
+  /// intent running as the daemon's user may call `actionctl`.
+  public var daemonUser: UInt32
+  public init(controlGroup: UInt32?, controlUsers: Set<UInt32>, daemonUser: UInt32 = geteuid()) {
     self.controlGroup = controlGroup
     self.controlUsers = controlUsers
+    self.daemonUser = daemonUser
   }
 
   public func allowsControl(_ peer: PeerCredentials) -> Bool {
-    if peer.uid == 0 || controlUsers.contains(peer.uid) { return true }
+    if peer.uid == 0 || peer.uid == daemonUser || controlUsers.contains(peer.uid) { return true }
     guard let controlGroup else { return false }
     return peer.gid == controlGroup || peer.groups.contains(controlGroup)
   }
 
-  /// "only root, group actiond and uids 1000, 1001 may act".
+  /// "only root, uid 998 (actiond's own), group actiond and uids 1000, 1001 may act".
   var rule: String {
     var who = ["root"]
+    if daemonUser != 0 { who.append("uid \(daemonUser) (actiond's own)") }
     if let controlGroup { who.append("group \(UnixSocket.groupName(controlGroup) ?? String(controlGroup))") }
     if !controlUsers.isEmpty { who.append("uids " + controlUsers.sorted().map(String.init).joined(separator: ", ")) }
     return "only " + who.joined(separator: ", ") + " may act"
@@ -64,6 +77,16 @@ public struct AccessPolicy: Hashable, Sendable {
 /// Single-threaded on the ``EventLoop``; never blocks on a client. Per connection:
 /// a ``LineFramer``, a bounded queue of outbound lines written as the socket drains
 /// (EPOLLOUT), an optional subscription, and the credentials read at accept time.
+///
+/// The listener and every connection are `.low` priority watches, and the work one
+/// client causes per turn is bounded (one read of at most 64 KiB, at most
+/// `linesPerTurn` lines and `bytesPerTurn` bytes; a client with more buffered lines is
+/// served again next turn and not read from meanwhile), so abusive clients cannot
+/// delay a button's events or its hold timer (issue 13, item 14).
+///
+/// A peer that shuts down its writing side is not gone: it still gets the replies to
+/// its pending requests, and a subscriber keeps getting events until it closes or a
+/// write fails. Only then, or once nothing is pending, is the connection closed.
 public final class ControlServer {
   public let configuration: ServerConfiguration
   public let policy: AccessPolicy
@@ -80,6 +103,12 @@ public final class ControlServer {
   private var pendingProvider: [String: PendingProviderRequest] = [:]
   private var nextProviderRequest: UInt64 = 1
   private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+  /// Where several queued lines are joined for one send(2).
+  private var writeBuffer: [UInt8] = {
+    var b: [UInt8] = []
+    b.reserveCapacity(64 * 1024)
+    return b
+  }()
 
   /// Resolves the groups in `configuration`; `start()` opens the socket.
   public init(configuration: ServerConfiguration, loop: EventLoop, handler: any RequestHandler) throws {
@@ -98,6 +127,8 @@ public final class ControlServer {
 
   /// Number of open connections.
   public var clientCount: Int { clients.count }
+  /// Request lines handled since the start (every line a client sent, valid or not).
+  public private(set) var linesHandled = 0
   /// Number of connections with an event subscription.
   public var subscriberCount: Int { clients.values.count { $0.subscription != nil && !$0.closing } }
   /// The socket path clients connect to (the configured one; also when inherited).
@@ -126,7 +157,9 @@ public final class ControlServer {
         path: configuration.path, mode: configuration.mode, group: try configuration.group.map(UnixSocket.groupID))
     }
     listener = l
-    listenerWatch = try loop.register(fd: l.fd, interest: .readable) { [unowned self] _ in acceptClients() }
+    listenerWatch = try loop.register(fd: l.fd, interest: .readable, priority: .low) { [unowned self] _ in
+      acceptClients()
+    }
   }
 
   /// Closes every connection (pending provider requests complete with `.disconnected`)
@@ -181,8 +214,9 @@ public final class ControlServer {
 
   private func acceptClients() {
     guard let listener else { return }
-    // Bounded per wakeup so a connection storm cannot starve the buttons.
-    for _ in 0..<64 {
+    // Bounded per turn so a connection storm cannot starve the buttons (level-triggered:
+    // the rest are accepted next turn).
+    for _ in 0..<max(1, configuration.acceptsPerTurn) {
       let result: IOResult<Int32>
       do {
         result = try Syscall.nonBlocking {
@@ -216,6 +250,7 @@ public final class ControlServer {
   }
 
   private func admit(_ fd: Int32) {
+    if clients.count >= configuration.maxClients { closeHungUpClients() }
     if clients.count >= configuration.maxClients {
       // A fresh socket's send buffer always has room for one short line.
       let line = ServerMessage.error(
@@ -237,7 +272,7 @@ public final class ControlServer {
     let info = ClientInfo(id: id, credentials: credentials, canControl: policy.allowsControl(credentials))
     let c = Connection(fd: fd, info: info, maxLineLength: configuration.maxLineLength)
     do {
-      c.watch = try loop.register(fd: fd, interest: .readable) { [unowned self, unowned c] events in
+      c.watch = try loop.register(fd: fd, interest: .readable, priority: .low) { [unowned self, unowned c] events in
         self.ready(c, events)
       }
     } catch {
@@ -252,6 +287,16 @@ public final class ControlServer {
     enqueue(.hello(hello), to: c)
   }
 
+  /// Connections whose peers closed count until their hangup is handled, which may be
+  /// later in this turn or the next; at the limit, ask the kernel which ones are gone so
+  /// the limit counts the living (issue 13, item 4). Only runs at the limit.
+  private func closeHungUpClients() {
+    let open = Array(clients.values)
+    var fds = open.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
+    guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+    for (c, p) in zip(open, fds) where p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { close(c) }
+  }
+
   // MARK: Reading
 
   private func ready(_ c: Connection, _ events: EventLoop.IOEvents) {
@@ -260,35 +305,34 @@ public final class ControlServer {
       flush(c)
       guard clients[c.info.id] === c else { return }
     }
-    if !c.readClosed && !c.closing && (events.contains(.readable) || events.contains(.hangup)) {
-      readAvailable(c)
+    if !c.closing {
+      // A repeated dispatch (`[]`) continues a backlog and may read once it is done.
+      serveInput(c, mayRead: events.contains(.readable) || events.contains(.hangup) || events.isEmpty)
       guard clients[c.info.id] === c else { return }
     }
-    // A full hangup (EPOLLHUP) with nothing left to read: the peer is gone both ways.
+    // A full hangup (EPOLLHUP) with nothing left to read: the peer is gone both ways, so
+    // nothing more can reach it. A half-close is not a hangup (EventLoop.IOEvents).
     if events.contains(.error) || (events.contains(.hangup) && (c.readClosed || c.closing)) {
       close(c)
     }
   }
 
-  private func readAvailable(_ c: Connection) {
-    let result: IOResult<Int>
-    do {
-      result = try readBuffer.withUnsafeMutableBytes { buffer throws(Errno) in try Syscall.read(c.fd, into: buffer) }
-    } catch {
-      close(c)  // ECONNRESET and friends: the client vanished
-      return
-    }
-    switch result {
-    case .wouldBlock: return
-    case .done(0):
-      c.readClosed = true
-      updateInterest(c)
-      finishIfDone(c)
-    case .done(let n):
-      readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-      while clients[c.info.id] === c, !c.closing, let output = c.framer.next() {
+  /// Handles the lines the client sent, within this turn's budget: first the ones already
+  /// buffered, then, if the budget is not spent, what one read brings.
+  private func serveInput(_ c: Connection, mayRead: Bool) {
+    var lines = 0
+    var bytes = 0
+    /// Handles buffered lines; true when the budget ran out (more may be waiting).
+    func handleBuffered() -> Bool {
+      while clients[c.info.id] === c, !c.closing {
+        if lines >= configuration.linesPerTurn || bytes >= configuration.bytesPerTurn { return true }
+        guard let output = c.framer.next() else { return false }
         switch output {
-        case .line(let line): process(line, from: c)
+        case .line(let line):
+          lines += 1
+          bytes += line.count
+          linesHandled += 1
+          process(line, from: c)
         case .tooLong:
           enqueue(
             .error(
@@ -298,7 +342,40 @@ public final class ControlServer {
           beginClosing(c)
         }
       }
+      return false
     }
+    c.handlingLines = true
+    var exhausted = handleBuffered()
+    if !exhausted && mayRead && !c.readClosed && clients[c.info.id] === c && !c.closing {
+      if readOnce(c) { exhausted = handleBuffered() }
+    }
+    c.handlingLines = false
+    guard clients[c.info.id] === c else { return }
+    if c.head < c.queue.count {
+      flush(c)
+      guard clients[c.info.id] === c else { return }
+    }
+    c.backlogged = exhausted && !c.closing
+    if c.backlogged, let watch = c.watch { loop.dispatchAgain(watch) }
+    updateInterest(c)
+    finishIfDone(c)
+  }
+
+  /// One read into the framer; false when the connection was closed.
+  private func readOnce(_ c: Connection) -> Bool {
+    let result: IOResult<Int>
+    do {
+      result = try readBuffer.withUnsafeMutableBytes { buffer throws(Errno) in try Syscall.read(c.fd, into: buffer) }
+    } catch {
+      close(c)  // ECONNRESET and friends: the client vanished
+      return false
+    }
+    switch result {
+    case .wouldBlock: break
+    case .done(0): c.readClosed = true  // the peer shut down its writing side (or closed)
+    case .done(let n): readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+    return true
   }
 
   private func process(_ line: [UInt8], from c: Connection) {
@@ -381,7 +458,9 @@ public final class ControlServer {
     }
     c.queue.append(line)
     c.queuedBytes += line.count
-    if c.queue.count - c.head == 1 { flush(c) }
+    // While its lines are being handled, a client's replies are collected and sent at
+    // the end of its turn, in as few send(2) calls as they fit.
+    if c.queue.count - c.head == 1 && !c.handlingLines { flush(c) }
   }
 
   /// The client is not reading: drop what it has not started to receive, send `lagged`
@@ -414,19 +493,37 @@ public final class ControlServer {
     while c.head < c.queue.count {
       let result: IOResult<Int>
       do {
-        result = try c.queue[c.head].withUnsafeBytes { bytes throws(Errno) in
-          try UnixSocket.send(c.fd, UnsafeRawBufferPointer(rebasing: bytes[c.offset...]))
+        if c.offset == 0 && c.head + 1 < c.queue.count && c.queue[c.head].count < writeBuffer.capacity {
+          // Several whole lines: one send(2) for as many as fit the scratch buffer.
+          writeBuffer.removeAll(keepingCapacity: true)
+          var i = c.head
+          while i < c.queue.count && writeBuffer.count + c.queue[i].count <= 64 * 1024 {
+            writeBuffer.append(contentsOf: c.queue[i])
+            i += 1
+          }
+          result = try writeBuffer.withUnsafeBytes { bytes throws(Errno) in try UnixSocket.send(c.fd, bytes) }
+        } else {
+          result = try c.queue[c.head].withUnsafeBytes { bytes throws(Errno) in
+            try UnixSocket.send(c.fd, UnsafeRawBufferPointer(rebasing: bytes[c.offset...]))
+          }
         }
       } catch {
         close(c)  // EPIPE/ECONNRESET: the reader is gone
         return
       }
-      guard case .done(let n) = result else { break }
-      c.offset += n
+      guard case .done(var n) = result else { break }
       c.queuedBytes -= n
-      if c.offset == c.queue[c.head].count {
-        c.head += 1
-        c.offset = 0
+      // Consume `n` bytes across the lines they came from.
+      while n > 0 {
+        let rest = c.queue[c.head].count - c.offset
+        if n < rest {
+          c.offset += n
+          n = 0
+        } else {
+          n -= rest
+          c.head += 1
+          c.offset = 0
+        }
       }
     }
     if c.head == c.queue.count {
@@ -443,7 +540,9 @@ public final class ControlServer {
   private func updateInterest(_ c: Connection) {
     guard let watch = c.watch, clients[c.info.id] === c else { return }
     var interest: EventLoop.IOEvents = []
-    if !c.readClosed && !c.closing { interest.insert(.readable) }
+    // A backlogged client is not read from until its buffered lines are handled, so its
+    // unread requests wait in its own socket buffer (and its writes block), not in ours.
+    if !c.readClosed && !c.closing && !c.backlogged { interest.insert(.readable) }
     if c.head < c.queue.count { interest.insert(.writable) }
     do { try loop.setInterest(watch, interest) } catch {
       log("\(c.info.id): \(error); closing the connection")
@@ -452,10 +551,11 @@ public final class ControlServer {
   }
 
   /// Closes connections that have nothing more to do: a closing one whose final error
-  /// is out, or one whose peer stopped sending, got every reply and is not subscribed.
+  /// is out, or one whose peer stopped sending, whose every line was handled, got every
+  /// reply and is not subscribed.
   private func finishIfDone(_ c: Connection) {
     guard clients[c.info.id] === c, c.head == c.queue.count else { return }
-    if c.closing || (c.readClosed && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
+    if c.closing || (c.readClosed && !c.backlogged && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
   }
 
   private func close(_ c: Connection) {
@@ -495,6 +595,10 @@ private final class Connection {
   var subscription: SubscriptionFilter?
   /// The peer shut down its sending side (EOF).
   var readClosed = false
+  /// Lines may be buffered beyond this turn's budget: served again next turn, not read from.
+  var backlogged = false
+  /// Its lines are being handled: replies wait for one flush at the end.
+  var handlingLines = false
   /// A final error is queued; the connection closes when it is out.
   var closing = false
   var closeTimer: TimerID?

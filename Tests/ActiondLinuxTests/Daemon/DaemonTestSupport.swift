@@ -23,6 +23,8 @@ final class DaemonHarness {
   let stateDirectory: String
   let controlsDirectory: String
   var environment: [String: String] = [:]
+  /// Runs the daemon through this (e.g. `setpriv` to another uid).
+  var commandPrefix: [String] = []
   private(set) var process: ChildProcess?
   /// Clients whose lines are read while waiting for anything.
   private var clients: [TestClient] = []
@@ -68,7 +70,7 @@ final class DaemonHarness {
   /// waits until it logged that it runs.
   func start(_ arguments: [String] = [], waitUntilRunning: Bool = true) throws {
     process = try ChildProcess(
-      [try builtExecutablePath("actiond"), "--config", configPath, "--log-level", "debug"] + arguments,
+      commandPrefix + [try builtExecutablePath("actiond"), "--config", configPath, "--log-level", "debug"] + arguments,
       environment: environment)
     if waitUntilRunning { try waitForLog("event=started") }
   }

@@ -195,6 +195,54 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     #expect(calls.count == 1)
   }
 
+  /// A turn handles devices, signals and due timers before any socket client (`.low`),
+  /// whatever order epoll reports them in (issue 13, item 14).
+  @Test func normalWatchesSignalsAndTimersComeBeforeLowPriorityWatches() throws {
+    let loop = try EventLoop()
+    let client = try Syscall.pipe(nonBlocking: true)
+    let device = try Syscall.pipe(nonBlocking: true)
+    defer { [client.read, client.write, device.read, device.write].forEach { Syscall.close($0) } }
+    var order: [String] = []
+    // Registered, and made ready, first: epoll reports it first.
+    _ = try loop.register(fd: client.read, interest: .readable, priority: .low) { _ in order.append("client") }
+    try Syscall.writeAll(client.write, [1])
+    _ = try loop.register(fd: device.read, interest: .readable) { _ in order.append("device") }
+    try Syscall.writeAll(device.write, [1])
+    loop.schedule(at: loop.now()) { _ in order.append("timer") }
+    try loop.onSignal(SIGUSR2) { _ in order.append("signal") }
+    #expect(raise(SIGUSR2) == 0)
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    #expect(order == ["device", "signal", "timer", "client"])
+  }
+
+  /// A handler that stopped early is run again next turn without its fd being ready,
+  /// and that turn does not wait.
+  @Test func dispatchAgainRunsTheHandlerNextTurnWithoutWaiting() throws {
+    let loop = try EventLoop()
+    let p = try Syscall.pipe(nonBlocking: true)
+    defer { [p.read, p.write].forEach { Syscall.close($0) } }
+    var seen: [EventLoop.IOEvents] = []
+    var id: WatchID?
+    id = try loop.register(fd: p.read, interest: .readable, priority: .low) { events in
+      seen.append(events)
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(p.read, into: $0) }
+      if seen.count < 3 {
+        loop.dispatchAgain(id!)
+        loop.dispatchAgain(id!)  // asking twice in one turn still runs it once
+      }
+    }
+    try Syscall.writeAll(p.write, [1])
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    #expect(seen == [.readable])
+    try loop.runOnce(until: nil)  // would block forever without the repeated dispatch
+    try loop.runOnce(until: nil)
+    #expect(seen == [.readable, [], []])
+    #expect(loop.statistics.repeatedDispatches == 2)
+    try loop.runOnce(until: loop.now())
+    #expect(seen.count == 3)
+  }
+
   @Test func registeringAnInvalidFdThrowsATypedError() throws {
     let loop = try EventLoop()
     do {

@@ -157,6 +157,9 @@ import Testing
     let ok = try run(h, ["check-config", good], socket: false)
     #expect(ok.exitStatus == 0, "\(ok.errorOutput)")
     #expect(ok.output == "\(good) is valid: 1 button(s), 0 control(s), 0 assignment(s)\n")
+    let okJSON = try run(h, ["--json", "check-config", good], socket: false)
+    #expect(okJSON.exitStatus == 0, "\(okJSON.errorOutput)")
+    #expect(okJSON.output == #"{"valid":true,"problems":[],"buttons":1,"controls":0,"assignments":0}"# + "\n")
 
     let bad = try h.directory.write(
       "bad.json", "{\n  buttons: [ { name: 'action', key: 'KEY_NOPE' } ],\n  bogus: 1,\n}")

@@ -247,6 +247,146 @@ import Testing
     #expect(h.server.clientCount == 0)
   }
 
+  /// protocol.md: after `shutdown(SHUT_WR)` the replies to pending requests still come,
+  /// the deferred `perform` one too; then the daemon closes (issue 13, item 2).
+  @Test func halfClosedClientGetsItsDeferredPerformReply() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    c.send(#"{"id":1,"request":"status"}"#)
+    c.send(#"{"id":2,"request":"perform"}"#)
+    c.send(#"{"id":3,"request":"ping"}"#)
+    #expect(shutdown(c.fd, Int32(SHUT_WR)) == 0)
+    try h.pump([c]) { (c.answer(.integer(1)) != nil && c.answer(.integer(3)) != nil) || c.eof }
+    #expect(!c.eof && h.handler.heldPerforms.count == 1)
+    // The end of the client's input has been seen (the loop handled a turn after it).
+    let dispatches = h.loop.statistics.ioDispatches
+    try h.pump([c]) { h.loop.statistics.ioDispatches > dispatches || c.eof }
+    #expect(!c.eof && h.server.clientCount == 1, "closed while a reply was pending")
+    h.handler.heldPerforms.first?.succeed(.control(FakeHandler.timer))
+    try h.pump([c]) { c.eof }
+    #expect(
+      c.answer(.integer(2)) == .reply(Reply(id: .integer(2), request: .perform, result: .control(FakeHandler.timer))))
+    #expect(h.server.clientCount == 0)
+  }
+
+  /// protocol.md: a subscribed client that shut down its writing side keeps getting
+  /// events until it closes completely.
+  @Test func halfClosedSubscriberKeepsReceivingEvents() throws {
+    let h = try ServerHarness()
+    let c = try h.connect()
+    c.send(#"{"id":1,"request":"subscribe"}"#)
+    #expect(shutdown(c.fd, Int32(SHUT_WR)) == 0)
+    try h.pump([c]) { c.answer(.integer(1)) != nil || c.eof }
+    let dispatches = h.loop.statistics.ioDispatches
+    try h.pump([c]) { h.loop.statistics.ioDispatches > dispatches || c.eof }
+    #expect(!c.eof && h.server.subscriberCount == 1)
+    for i in 0..<3 { h.server.broadcast(.held(button: "action", kind: "k\(i)", time: .zero)) }
+    try h.pump([c]) { c.events.count == 3 || c.eof }
+    #expect(c.events.count == 3 && !c.eof)
+    replaceWithDevNull(c.fd)  // now it closes completely
+    try h.pump { h.server.clientCount == 0 }
+    #expect(h.handler.disconnected.count == 1)
+  }
+
+  /// What the doc's `echo '…' | socat - UNIX-CONNECT:…` does: one line, then the
+  /// writing side is shut down, then everything is read until the daemon closes.
+  @Test func theDocsSocatExampleGetsHelloAndReply() throws {
+    let h = try ServerHarness()
+    let c = try TestClient(path: h.path)
+    c.send(#"{"id":1,"request":"status"}"#)
+    #expect(shutdown(c.fd, Int32(SHUT_WR)) == 0)
+    try h.pump([c]) { c.eof }
+    #expect(c.lines.count == 2)
+    guard case .hello? = c.messages.first else {
+      Issue.record("no hello: \(c.lines)")
+      return
+    }
+    #expect(
+      c.answer(.integer(1)) == .reply(Reply(id: .integer(1), request: .status, result: .buttons([FakeHandler.button]))))
+  }
+
+  /// Peers that closed count no more, even before their hangup is handled: here the
+  /// listener is reported before them in the same turn (issue 13, item 4).
+  @Test func maxClientsCountsOnlyTheLiving() throws {
+    let h = try ServerHarness { $0.maxClients = 4 }
+    var old: [TestClient] = []
+    for _ in 0..<4 { old.append(try h.connect()) }
+    #expect(h.server.clientCount == 4)
+    // One new client waits in the backlog (the listener becomes ready), then the old ones
+    // close, then three more connect: one turn sees the listener first.
+    var new = [try TestClient(path: h.path)]
+    for c in old { replaceWithDevNull(c.fd) }
+    for _ in 0..<3 { new.append(try TestClient(path: h.path)) }
+    try h.pump(new) { new.allSatisfy { !$0.messages.isEmpty || $0.eof } }
+    for c in new {
+      guard case .hello? = c.messages.first else {
+        Issue.record("refused although only \(new.count) clients live: \(c.lines)")
+        continue
+      }
+    }
+    #expect(h.server.clientCount == 4)
+
+    // Churn: clients that connect and vanish without being served never block newcomers.
+    let churn = try ServerHarness { $0.maxClients = 8 }
+    for _ in 0..<20 {
+      var batch: [TestClient] = []
+      for _ in 0..<6 { batch.append(try TestClient(path: churn.path)) }
+      try churn.loop.runOnce(until: churn.loop.now())
+      batch.removeAll()  // closes them
+    }
+    var living: [TestClient] = []
+    for _ in 0..<7 { living.append(try TestClient(path: churn.path)) }
+    try churn.pump(living) { living.allSatisfy { !$0.messages.isEmpty || $0.eof } }
+    #expect(living.allSatisfy { if case .hello? = $0.messages.first { true } else { false } })
+    #expect(churn.server.clientCount == 7)
+  }
+
+  /// A client flooding requests cannot delay a due timer (the hold timer) or another
+  /// client: within one turn the timer runs before any client line, the other client is
+  /// served, and the flooder gets at most its per-turn budget (issue 13, item 14).
+  @Test func aFloodingClientCannotStarveATimerOrAnotherClient() throws {
+    let h = try ServerHarness()
+    let flooder = try h.connect()
+    let polite = try h.connect()
+    var flood = ""
+    for i in 0..<2000 { flood += #"{"id":\#(i),"request":"status"}"# + "\n" }
+    #expect(flooder.sendRaw(Array(flood.utf8)) == flood.utf8.count)
+    polite.send(#"{"id":"mine","request":"status"}"#)
+    var handledBeforeTimer: Int?
+    h.loop.schedule(at: h.loop.now()) { _ in handledBeforeTimer = h.handler.requests.count }
+    try h.loop.runOnce(until: h.loop.now() + .seconds(60))
+    #expect(handledBeforeTimer == 0, "the timer ran after client work")
+    let config = h.server.configuration
+    let fromFlooder = h.handler.requests.count { $0.0.id != .string("mine") }
+    #expect(h.handler.requests.contains { $0.0.id == .string("mine") }, "the polite client waited for the flooder")
+    #expect(fromFlooder <= config.linesPerTurn)
+    #expect(h.server.linesHandled <= config.linesPerTurn + 1)
+    // Everything is answered in the end, in order, a budget per turn.
+    var turns = 1
+    while flooder.messages.count < 2001 {
+      let before = h.server.linesHandled
+      try h.loop.runOnce(until: h.loop.now() + .seconds(60))
+      flooder.readAvailable()
+      turns += 1
+      #expect(h.server.linesHandled - before <= config.linesPerTurn)
+      if turns > 100_000 { break }
+    }
+    #expect((0..<2000).allSatisfy { flooder.answer(.integer(Int64($0))) != nil })
+    #expect(turns >= 2000 / config.linesPerTurn)
+  }
+
+  /// A connection storm is accepted a bounded number per turn; the rest wait in the
+  /// backlog for the next turns, and all get in (issue 13, item 14).
+  @Test func connectionsAreAcceptedABoundedNumberPerTurn() throws {
+    let h = try ServerHarness()
+    var storm: [TestClient] = []
+    for _ in 0..<40 { storm.append(try TestClient(path: h.path)) }
+    try h.loop.runOnce(until: h.loop.now() + .seconds(60))
+    #expect(h.server.clientCount == h.server.configuration.acceptsPerTurn)
+    try h.pump(storm) { storm.allSatisfy { !$0.messages.isEmpty } }
+    #expect(h.server.clientCount == 40)
+  }
+
   @Test func aDroppedResponderAnswersInternal() throws {
     let h = try ServerHarness()
     h.handler.dropRequests = [.list]
@@ -360,15 +500,24 @@ import Testing
     #expect(h.handler.requests.count == 1)  // the perform never reached the handler
   }
 
+  @Test func theDaemonsOwnUserMayAct() {
+    let policy = AccessPolicy(controlGroup: nil, controlUsers: [], daemonUser: 65534)
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 65534, gid: 65534, groups: [])))
+    #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 0, gid: 0, groups: [])))
+    #expect(!policy.allowsControl(PeerCredentials(pid: 1, uid: 1000, gid: 65534, groups: [65534])))
+    #expect(policy.rule == "only root, uid 65534 (actiond's own) may act")
+    #expect(AccessPolicy(controlGroup: nil, controlUsers: []).daemonUser == geteuid())
+  }
+
   @Test func accessPolicy() {
-    let policy = AccessPolicy(controlGroup: 990, controlUsers: [1000])
+    let policy = AccessPolicy(controlGroup: 990, controlUsers: [1000], daemonUser: 0)
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 0, gid: 0, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 990, groups: [])))
     #expect(policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27, 990])))
     #expect(!policy.allowsControl(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27])))
     #expect(
-      !AccessPolicy(controlGroup: nil, controlUsers: []).allowsControl(
+      !AccessPolicy(controlGroup: nil, controlUsers: [], daemonUser: 0).allowsControl(
         PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [5])))
   }
 }
