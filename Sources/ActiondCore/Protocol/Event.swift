@@ -37,16 +37,21 @@ public enum Event: Hashable, Sendable {
   case failed(kind: String, button: String?, source: PerformSource, error: ProtocolError)
   /// A hold or perform arrived while the control's intent was still running; it was not queued.
   case busy(kind: String, button: String?, source: PerformSource)
-  /// A press ended without a short press or a hold, e.g. the device vanished mid-hold.
+  /// A press announced as `pressed` ended before it was decided (neither a short press
+  /// nor a hold): its device was lost, events were dropped, or a reload changed its button.
+  /// `reason` is a ``PressCancelReason`` description. A press that reached `held` is
+  /// never cancelled.
   case cancelled(button: String, kind: String?, reason: String)
   /// A control's state changed, from any source. `buttons` are those it is assigned to.
   case state(control: ControlSnapshot, buttons: [String])
   /// A button's assignment changed; nil control = unassigned.
   case assigned(button: String, control: ControlSnapshot?)
   case deviceAdded(DeviceSnapshot)
+  /// A bound device went away; `reason` is a ``DeviceUnbindReason/code``.
   case deviceRemoved(DeviceSnapshot, reason: String?)
-  /// The configuration was re-read (SIGHUP or `reload` of everything). When `problems`
-  /// is not empty the new configuration was rejected and the old one stays active.
+  /// The configuration file was re-read (SIGHUP; the `reload` request re-runs value
+  /// providers and does not announce this). When `problems` is not empty the new
+  /// configuration was rejected and the old one stays active.
   case configReloaded(applied: Bool, problems: [String])
 
   public var name: EventName {
