@@ -1,28 +1,37 @@
 # benchmarks.mk: `make bench-peers` -- actiond measured side by side with the limits (a
 # minimal C reactor, timerfd, posix_spawn) and the peers (triggerhappy, a python-evdev
-# script) on the real evdev path in the VM, plus host figures; regenerates
+# script) on the real evdev path in the VM, on an idle host and again with one host core
+# busy (stress-ng), plus host figures; regenerates
 # docs/benchmarks.md and its plots (docs/benchmarks/*.png). See Tests/bench/README.md.
-# Measures only: nothing here fails on a slow figure. About 10 minutes.
+# Measures only: nothing here fails on a slow figure. About 20 minutes (10 without the
+# loaded boot).
 #
 # Bench-only packages are installed by `bench-deps`, not by `make deps`, so `make test`
 # stays free of them: gnuplot draws the plots, python3-evdev is the python peer's library
-# (shared into the guest over 9p); triggerhappy is fetched with apt-get download and
+# (shared into the guest over 9p), stress-ng keeps one host core busy for the loaded boot;
+# triggerhappy is fetched with apt-get download and
 # unpacked into the VM image, never installed.
 BENCH_TIERS += bench-peers
-BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev
+BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev stress-ng
 
 # BENCH_N: samples per VM figure; BENCH_IDLE_S: the idle window; BENCH_BLAST: presses
-# (twice as many key events) for the memory growth figure.
+# (twice as many key events) for the memory growth figure; BENCH_ABUSE_N: holds while 50
+# abusive clients hammer actiond's socket (0 skips them); BENCH_LOADED=0 skips the second
+# boot with one host core busy, BENCH_LOADED_N: its samples per figure.
 BENCH_N ?= 500
 BENCH_IDLE_S ?= 60
 BENCH_BLAST ?= 50000
+BENCH_ABUSE_N ?= 200
+BENCH_LOADED ?= 1
+BENCH_LOADED_N ?= 200
 
 .PHONY: bench-deps bench-peers
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
 bench-peers: bench-deps
-	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) Tests/bench/run.sh
+	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) BENCH_ABUSE_N=$(BENCH_ABUSE_N) \
+	  BENCH_LOADED=$(BENCH_LOADED) BENCH_LOADED_N=$(BENCH_LOADED_N) Tests/bench/run.sh
 
 # bench-abuse: only the socket-abuse figures on the host (also part of bench-peers' host
 # figures): a well-behaved client's `status` round trips idle and under 50 abusive clients,

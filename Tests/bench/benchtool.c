@@ -45,6 +45,7 @@
 //                                        10 MB line, connect/close storms, subscribed slow
 //                                        readers pipelining requests; each reconnects when
 //                                        the daemon drops it; prints "abuse connects N"
+//                                        at the end or on SIGTERM
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -765,6 +766,9 @@ static int cmd_abuse(int argc, char **argv) {
   double seconds = atof(argv[4]);
   raise_nofile();
   signal(SIGPIPE, SIG_IGN);
+  // SIGTERM ends it early, still printing its count (the VM bench stops it after its holds).
+  struct sigaction sa = {.sa_handler = on_term};
+  sigaction(SIGTERM, &sa, NULL);
   struct abuser *a = calloc((size_t)count, sizeof *a);
   static char garbage[16384], chunk[65536], sink[65536];
   for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (i % 97 == 96) ? '\n' : (char)('!' + i % 90);
@@ -777,7 +781,7 @@ static int cmd_abuse(int argc, char **argv) {
   }
   long connects = 0;
   int64_t end = now_ns() + (int64_t)(seconds * 1e9);
-  while (now_ns() < end) {
+  while (!stopping && now_ns() < end) {
     for (int i = 0; i < count; i++) {
       struct abuser *x = &a[i];
       if (x->kind == ABUSE_STORM) {

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Everything of `make bench-peers` (mk/benchmarks.mk): release binaries, the host figures,
-# one VM boot with the bench scenarios, then docs/benchmarks.md and its plots. Measures
-# only; it fails when a measurement could not be taken, never because a figure is slow.
+# one VM boot with the bench scenarios on an otherwise idle host, a second boot of the same
+# scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md and
+# its plots. Measures only; it fails when a measurement could not be taken, never because a
+# figure is slow.
 #
-#   Tests/bench/run.sh            (BENCH_N, BENCH_IDLE_S, BENCH_BLAST from the environment)
+#   Tests/bench/run.sh    (from the environment: BENCH_N, BENCH_IDLE_S, BENCH_BLAST,
+#                          BENCH_ABUSE_N, BENCH_HOLD_MS; BENCH_LOADED=0 skips the loaded
+#                          boot, BENCH_LOADED_N its samples per figure, default 200)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +31,39 @@ python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-benc
 BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm"
 python3 "$here/bench.py" vm --serial "$out/vm/serial.log" --hold-ms "${BENCH_HOLD_MS:-100}" \
   --vm-info "$out/vm/info.json" --out "$out/vm.json"
-python3 "$here/bench.py" report --host "$out/host.json" --vm "$out/vm.json" --doc docs/benchmarks.md \
-  --plots docs/benchmarks
+
+# The loaded boot: the same scenarios, fewer samples, while one host core is kept busy.
+# The idle window, the blast and the abuse phase feed no figure of the loaded section, so
+# they are cut short or skipped there. stress-ng is stopped however this script ends.
+rm -f "$out/vm-loaded.json" "$out/vm-loaded-samples.json"
+loaded=()
+if [[ ${BENCH_LOADED:-1} != 0 ]]; then
+  command -v stress-ng >/dev/null || { echo "run.sh: no stress-ng (make bench-deps installs it)" >&2; exit 1; }
+  stress_pid=
+  stop_stress() {
+    if [[ -n $stress_pid ]]; then
+      kill -TERM "$stress_pid" 2>/dev/null || true
+      wait "$stress_pid" 2>/dev/null || true
+      stress_pid=
+    fi
+  }
+  trap stop_stress EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  stress_load="stress-ng --cpu 1 --cpu-method all"
+  stress-ng --cpu 1 --cpu-method all --quiet &
+  stress_pid=$!
+  BENCH_N=${BENCH_LOADED_N:-200} BENCH_IDLE_S=5 BENCH_BLAST=2000 BENCH_ABUSE_N=0 \
+    BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm-loaded"
+  host_load=$(cut -d' ' -f1 /proc/loadavg)
+  kill -0 "$stress_pid" 2>/dev/null || { echo "run.sh: stress-ng ended before the loaded boot did" >&2; exit 1; }
+  stop_stress
+  trap - EXIT INT TERM
+  python3 "$here/bench.py" vm --serial "$out/vm-loaded/serial.log" --hold-ms "${BENCH_HOLD_MS:-100}" \
+    --vm-info "$out/vm-loaded/info.json" --load "$stress_load" --host-load "$host_load" --out "$out/vm-loaded.json"
+  loaded=(--vm-loaded "$out/vm-loaded.json")
+fi
+
+python3 "$here/bench.py" report --host "$out/host.json" --vm "$out/vm.json" "${loaded[@]}" \
+  --doc docs/benchmarks.md --plots docs/benchmarks
 echo "bench: done in $(($(date +%s) - start)) s: docs/benchmarks.md, docs/benchmarks/*.png"

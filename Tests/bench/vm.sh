@@ -2,7 +2,9 @@
 # Boots the VM tier's kernel once with the bench scenarios (Tests/vm/bench/NN-*.sh) and the
 # release binaries, triggerhappy unpacked from Debian's package, and the host's /usr shared
 # read-only over 9p (python3 + python3-evdev for the python peer). The samples come back in
-# the serial log (OUT/serial.log) as the scenarios' *.log files.
+# the serial log (OUT/serial.log) as the scenarios' *.log files. Settings from the environment:
+# BENCH_N, BENCH_HOLD_MS, BENCH_IDLE_S, BENCH_BLAST, BENCH_ABUSE_N, BENCH_ABUSE_CLIENTS
+# (Tests/vm/bench/bench-lib.sh says what each is).
 #
 #   Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
 set -euo pipefail
@@ -57,6 +59,8 @@ BENCH_N=${BENCH_N:-500}
 BENCH_HOLD_MS=${BENCH_HOLD_MS:-100}
 BENCH_IDLE_S=${BENCH_IDLE_S:-60}
 BENCH_BLAST=${BENCH_BLAST:-50000}
+BENCH_ABUSE_N=${BENCH_ABUSE_N:-200}
+BENCH_ABUSE_CLIENTS=${BENCH_ABUSE_CLIENTS:-50}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$vmdir/bench/hold.py" "$extra/vm/bench/hold.py"
@@ -66,6 +70,6 @@ cat "$out/base.cpio" "$out/extra.cpio" >"$out/initramfs.cpio"
 qemu=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 printf '{"qemu": "%s", "kernel": "%s"}\n' "$qemu" "$kver" >"$out/info.json"
 "$vmdir/vmrun.py" --kernel "$cache/kernel/vmlinux" --initrd "$out/initramfs.cpio" --workdir "$out" \
-  --timeout 1500 --expect "${names[@]}" \
+  --timeout 2400 --expect "${names[@]}" \
   --qemu-arg=-virtfs --qemu-arg=local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on \
   | tee "$out/report.txt"

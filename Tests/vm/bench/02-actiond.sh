@@ -1,7 +1,10 @@
 # Bench: actiond (release build) on the real evdev path. Idle wakeups and memory after start;
 # BENCH_N holds with an exec intent running the recording command, watched by a subscriber
-# (pressed/held receipt times); memory after them and after BENCH_BLAST more presses.
-# timeout: 600
+# (pressed/held receipt times); then BENCH_ABUSE_N more holds while BENCH_ABUSE_CLIENTS
+# abusive local clients (`benchtool abuse`: garbage lines, 10 MB lines, connect storms,
+# subscribers that never read) hammer the socket, watched by a second subscriber that
+# connected first; memory after the holds and after BENCH_BLAST more presses.
+# timeout: 800
 . "$VM_LIB"
 . /vm/bench-lib.sh
 
@@ -52,6 +55,32 @@ kill -TERM "$SUB_PID" 2>/dev/null
 wait_pid "$SUB_PID" 10000 "the subscriber"
 grep -E '^(pressed|held|performing) ' events.txt >events.log
 memory holds "$DAEMON_PID" >>mem.log
+
+if [ "$BENCH_ABUSE_N" -gt 0 ]; then
+  # The same holds, the same recording command (its samples are told apart by their
+  # ACTIOND_PRESS_TIME), with the abusers running. The subscriber connects before them, so
+  # maxClients cannot refuse it.
+  spawn sub-abuse.out $BENCHTOOL subscribe "$SOCK" "$WORK/events-abuse.txt" "$BENCH_ABUSE_N"
+  SUB_PID=$SPAWN_PID
+  wait_for_line sub-abuse.out '^subscribed' 10000
+  spawn abuse.out $BENCHTOOL abuse "$SOCK" "$BENCH_ABUSE_CLIENTS" 3600
+  ABUSE_PID=$SPAWN_PID
+  sleep 2
+  kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
+  step "$BENCH_ABUSE_N holds under $BENCH_ABUSE_CLIENTS abusive clients"
+  bdev_cmd "press $BENCH_ABUSE_N $((BENCH_HOLD_MS + 30)) 70"
+  _deadline=$(($(now_ms) + 20000))
+  while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
+  kill -TERM "$SUB_PID" 2>/dev/null
+  wait_pid "$SUB_PID" 10000 "the abuse phase's subscriber"
+  kill -TERM "$ABUSE_PID" 2>/dev/null
+  wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
+  kill -0 "$DAEMON_PID" 2>/dev/null || fail "actiond died under the abusive clients"
+  grep -E '^(pressed|held|performing) ' events-abuse.txt >events-abuse.log
+  awk -v n="$BENCH_ABUSE_CLIENTS" '$1 == "abuse" { print "abuse", n, $3 }' abuse.out >abuse.log
+  # Let the daemon drop what the abusers left behind before the blast.
+  sleep 1
+fi
 
 step "$BENCH_BLAST presses ($((BENCH_BLAST * 2)) key events), paced by the daemon's announcements"
 bdev_cmd "blast $BENCH_BLAST $SOCK"
