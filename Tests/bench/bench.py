@@ -522,17 +522,22 @@ def table(rows, series):
 
 def plot(samples, keys, title, xlabel, path):
     """A CDF per series on a log x axis, with gnuplot (pngcairo)."""
+    return plot_sets([(SERIES[key][0], samples.get(key, [])) for key in keys], title, xlabel, path)
+
+
+def plot_sets(sets, title, xlabel, path):
+    """A CDF per (label, samples in ns) on a log x axis, with gnuplot (pngcairo)."""
     data_dir = tempfile.mkdtemp(prefix="actiond-plot-")
     plots = []
-    for key in keys:
-        v = sorted(x / 1e6 for x in samples.get(key, []) if x > 0)
+    for n, (label, samples, *style) in enumerate(sets):
+        v = sorted(x / 1e6 for x in samples if x > 0)
         if not v:
             continue
-        data = os.path.join(data_dir, f"{key}.dat")
+        data = os.path.join(data_dir, f"{n}.dat")
         with open(data, "w") as f:
             for i, x in enumerate(v):
                 f.write(f"{x:.6f} {(i + 1) / len(v):.5f}\n")
-        plots.append(f"'{data}' using 1:2 with steps lw 2 title '{SERIES[key][0]} (n={len(v)})'")
+        plots.append(f"'{data}' using 1:2 with steps lw 2 {' '.join(style)} title '{label} (n={len(v)})'")
     if not plots:
         return False
     script = "\n".join([
@@ -814,10 +819,15 @@ def report(args):
         rows.append(f"| RssAnon / VmRSS after start | {kib(start['rssAnonkB'])} / {kib(start['vmRSSkB'])} | {peers} | "
                     f"≤ 1 MiB / ≤ 8 MiB | {verdict(not any(over), ', '.join(x for x in over if x))} |")
         if "blast" in mem:
-            growth = mem["blast"]["vmRSSkB"] - mem["holds"]["vmRSSkB"]
+            # From just before the blast: after the holds, or after the abuse phase when there was one.
+            before = mem.get("abused", mem["holds"])
+            growth = mem["blast"]["vmRSSkB"] - before["vmRSSkB"]
             b = vmr.get("blast", {})
+            abused = series.get("actiondCommandAbuse", {}).get("n")
             rows.append(f"| VmRSS growth over {2 * b.get('presses', 0):,} key events | {growth} kB (RssAnon "
-                        f"{mem['blast']['rssAnonkB'] - mem['holds']['rssAnonkB']} kB) | after {vmr['series']['actiondCommand']['n']} holds | "
+                        f"{mem['blast']['rssAnonkB'] - before['rssAnonkB']} kB) | after "
+                        f"{vmr['series']['actiondCommand']['n']} holds"
+                        + (f" and {abused} under abusive clients" if abused else "") + " | "
                         f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
         rows += abuse_rows(vmr, host)
         lines += rows
@@ -891,6 +901,16 @@ def report(args):
         lines.append("")
     if vmr and vml:
         lines += loaded_section(vmr, vml, m["cores"])
+        loaded_samples = {}
+        if os.path.exists(args.vm_loaded.replace(".json", "-samples.json")):
+            with open(args.vm_loaded.replace(".json", "-samples.json")) as f:
+                loaded_samples = json.load(f)
+        sets = [(f"{who}, {boot}", s.get(key, []), f"lc {color} dt {dash}")
+                for key, who, color in (("actiondCommand", "actiond", 1), ("reactorCommand", "C reactor", 2))
+                for boot, s, dash in (("idle", samples, 1), ("loaded", loaded_samples, 2))]
+        if plot_sets(sets, "Hold deadline to command start in the VM, idle and loaded host (CDF)",
+                     "milliseconds after the hold deadline", os.path.join(args.plots, "vm-loaded.png")):
+            lines += [f"![command start, idle and loaded host]({rel}/vm-loaded.png)", ""]
     r = host["recognizer"]
     st, fo, cl, rd, bi = host["status"], host["fanout"], host["configLoad"], host["ready"], host["binary"]
     lines += [

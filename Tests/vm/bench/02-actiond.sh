@@ -78,8 +78,9 @@ if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   kill -0 "$DAEMON_PID" 2>/dev/null || fail "actiond died under the abusive clients"
   grep -E '^(pressed|held|performing) ' events-abuse.txt >events-abuse.log
   awk -v n="$BENCH_ABUSE_CLIENTS" '$1 == "abuse" { print "abuse", n, $3 }' abuse.out >abuse.log
-  # Let the daemon drop what the abusers left behind before the blast.
+  # Let the daemon drop what the abusers left behind; the blast's growth counts from here.
   sleep 1
+  memory abused "$DAEMON_PID" >>mem.log
 fi
 
 step "$BENCH_BLAST presses ($((BENCH_BLAST * 2)) key events), paced by the daemon's announcements"
