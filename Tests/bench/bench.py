@@ -754,6 +754,31 @@ def loaded_section(vmr, vml, cores):
     return out + [""]
 
 
+HAND_WRITTEN = "(hand-written, not generated)"
+
+
+def hand_written(doc):
+    """Sections of the existing document whose heading says HAND_WRITTEN (one-off measurements
+    such as issue 15's with/without `sched_yield` boot), carried over as they are: each runs
+    from its heading to the next heading of the same or a higher level."""
+    if not os.path.exists(doc):
+        return []
+    with open(doc) as f:
+        old = f.read().split("\n")
+    out, level = [], None
+    for line in old:
+        m = re.match(r"(#+) ", line)
+        if m and level is not None and len(m.group(1)) <= level:
+            level = None
+        if m and HAND_WRITTEN in line:
+            level = len(m.group(1))
+        if level is not None:
+            out.append(line)
+    if out and out[-1] != "":
+        out.append("")
+    return out
+
+
 def report(args):
     with open(args.host) as f:
         host = json.load(f)
@@ -860,6 +885,7 @@ def report(args):
     ]
     if vmr:
         lines += notes(vmr)
+    lines += hand_written(args.doc)
     if vmr:
         lines += [
             "## In the VM: the real evdev path",
