@@ -97,7 +97,7 @@ public final class Daemon {
     effects.configurationLoaded(configuration)
     engine = ControlEngine(configuration: configuration, state: snapshot, output: effects)
     effects.engine = engine
-    router = RequestRouter(engine: engine, effects: effects, input: input, loop: loop, logger: logger)
+    router = RequestRouter(engine: engine, input: input, loop: loop, logger: logger)
 
     let socketDirectory = Daemon.parentDirectory(of: configuration.socket.path)
     if !socketDirectory.isEmpty { try? Daemon.makeDirectory(socketDirectory) }
@@ -106,7 +106,6 @@ public final class Daemon {
     server = try ControlServer(configuration: serverConfiguration, loop: loop, handler: router)
     server.log = { [logger] message in logger.info(message, event: "socket") }
     effects.server = server
-    router.server = server
     // The closures below are the daemon's own: `unowned`, as the daemon holds what calls
     // them (the input manager, the effects, the router) and outlives them.
     router.devices = { [unowned self] in Array(self.devices.values) }

@@ -17,8 +17,6 @@ final class EngineEffects {
   /// Where announcements reach subscribers and provider requests their clients; nil
   /// until the daemon made it (the engine announces nothing before).
   var server: ControlServer?
-  /// Kind → the client that registered as its provider (set by the request router).
-  var providers: [String: ClientID] = [:]
   /// Called when the daemon is stopping and the last running command ended.
   var commandsEnded: () -> Void = {}
 
@@ -175,7 +173,7 @@ extension EngineEffects: ControlEngineOutput {
         self.engine.performFinished(job: job.id, error.map { .failed(code: .failed, reason: $0) } ?? .succeeded)
       }
     case .provider:
-      guard let client = providers[job.kind], let server else {
+      guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
         later { [unowned self] in
           self.engine.performFinished(job: job.id, .failed(code: .unavailable, reason: "no provider is connected"))
         }
@@ -221,7 +219,7 @@ extension EngineEffects: ControlEngineOutput {
         read.text.map { ValueProviderSpec.interpretFile($0, on: on) } ?? .unavailable(reason: read.error ?? "")
       later { [unowned self] in self.engine.valueRead(job: job.id, value) }
     case .provider:
-      guard let client = providers[job.kind], let server else {
+      guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
         later { [unowned self] in
           self.engine.valueRead(job: job.id, .unavailable(reason: "no provider application is connected"))
         }

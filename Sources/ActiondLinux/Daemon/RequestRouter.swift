@@ -5,19 +5,14 @@ import ActiondCore
 /// engine, and replies; what a request does is the engine's to decide.
 final class RequestRouter {
   private let engine: ControlEngine
-  private let effects: EngineEffects
   private let input: any InputSource
   private let loop: EventLoop
   private let logger: Logger
   /// The devices bound now, as announced (the daemon keeps them from the input events).
   var devices: () -> [DeviceSnapshot] = { [] }
-  /// `weak`: the server holds this router (weakly, as its handler) and the daemon holds
-  /// both; set once the server is made, which needs this router first.
-  weak var server: ControlServer?
 
-  init(engine: ControlEngine, effects: EngineEffects, input: any InputSource, loop: EventLoop, logger: Logger) {
+  init(engine: ControlEngine, input: any InputSource, loop: EventLoop, logger: Logger) {
     self.engine = engine
-    self.effects = effects
     self.input = input
     self.loop = loop
     self.logger = logger
@@ -87,25 +82,12 @@ extension RequestRouter: RequestHandler {
     case .devices:
       reply.succeed(.devices(devices().sorted { $0.devnode < $1.devnode }))
     case .register(let kinds):
-      guard !kinds.isEmpty else { throw ProtocolError(.badRequest, "register needs at least one kind") }
-      for kind in kinds {
-        guard let definition = configuration.control(kind: kind) else {
-          throw ProtocolError(.unknownKind, "no control of kind \"\(kind)\"")
-        }
-        var usesProvider = false
-        if case .provider = definition.intent { usesProvider = true }
-        if case .provider? = definition.value { usesProvider = true }
-        guard usesProvider else {
-          throw ProtocolError(.notProvider, "\(kind) has no `provider` intent or value provider")
-        }
-        if let other = effects.providers[kind], other != client.id, server?.isConnected(other) == true {
-          throw ProtocolError(.alreadyRegistered, "another client already provides \(kind)")
-        }
+      // The engine checks the kinds and records the registration: it is the one owner of
+      // who provides what.
+      try engine.registerProvider(ControlEngine.ProviderClient(client.id), kinds: kinds) { [logger] in
+        logger.notice("\(client.id) is now the provider for \(kinds.joined(separator: ", "))", event: "provider")
+        reply.succeed(.registered(kinds: kinds))
       }
-      for kind in kinds { effects.providers[kind] = client.id }
-      logger.notice("\(client.id) is now the provider for \(kinds.joined(separator: ", "))", event: "provider")
-      reply.succeed(.registered(kinds: kinds))
-      engine.providerConnected(kinds: kinds)
     case .subscribe, .unsubscribe, .ping, .version:
       // The server answers these itself.
       throw ProtocolError(.internal, "request handled by the server")
@@ -113,11 +95,11 @@ extension RequestRouter: RequestHandler {
   }
 
   func clientDisconnected(_ client: ClientInfo) {
-    let kinds = effects.providers.filter { $0.value == client.id }.map(\.key).sorted()
+    let provider = ControlEngine.ProviderClient(client.id)
+    let kinds = engine.kinds(providedBy: provider)
     guard !kinds.isEmpty else { return }
-    for kind in kinds { effects.providers[kind] = nil }
     logger.notice("provider for \(kinds.joined(separator: ", ")) disconnected", event: "provider")
-    engine.providerDisconnected(kinds: kinds)
+    engine.providerDisconnected(provider)
   }
 
   /// Answers a `set` or `perform` with the resulting control or the error.
@@ -139,4 +121,14 @@ extension RequestRouter: RequestHandler {
       throw ProtocolError(.unknownKind, "no control of kind \"\(kind)\"")
     }
   }
+}
+
+extension ControlEngine.ProviderClient {
+  /// The engine's opaque value for a socket connection.
+  init(_ id: ClientID) { self.init(rawValue: id.rawValue) }
+}
+
+extension ClientID {
+  /// The socket connection the engine's provider value stands for.
+  init(_ provider: ControlEngine.ProviderClient) { self.init(rawValue: provider.rawValue) }
 }
