@@ -39,7 +39,8 @@ public final class Daemon {
   }
 
   private let settings: Settings
-  private let loop: EventLoop
+  /// Internal for tests, which turn it themselves (``start()`` without ``run()``).
+  let loop: EventLoop
   private let logger: Logger
   private let notifier: SystemdNotifier
   private var configuration: Configuration
@@ -49,8 +50,8 @@ public final class Daemon {
   /// The socket server's handler (see ``RequestRouter``).
   private let router: RequestRouter
   private let server: ControlServer
-  private let runner: ProcessRunner
-  private let input: InputManager
+  private let runner: any ProcessRunning
+  private let input: any InputSource
   /// Devices currently bound, by devnode, as announced. Which button a device serves is
   /// the input manager's alone to know (`input.device(forButton:)`).
   private var devices: [String: DeviceSnapshot] = [:]
@@ -61,9 +62,18 @@ public final class Daemon {
 
   /// Loads the configuration and state, opens the socket and input devices. Nothing runs
   /// until `run()`.
-  public init(settings: Settings) throws {
+  ///
+  /// `input`, `runner` and `logSink` default (nil) to the real ones: devices through
+  /// libudev and libevdev, commands through `posix_spawn`, the standard log sink for
+  /// `settings.environment`. Tests pass recording fakes (``RecordingInputSource``,
+  /// ``RecordingProcessRunner``, ``RecordingLogSink``) to drive the daemon's wiring
+  /// without a device or a child process.
+  public init(
+    settings: Settings, input: (any InputSource)? = nil, runner: (any ProcessRunning)? = nil,
+    logSink: (any LogSink)? = nil
+  ) throws {
     self.settings = settings
-    let sink = LogSinks.standard(environment: settings.environment)
+    let sink = logSink ?? LogSinks.standard(environment: settings.environment)
     // Until the configuration is read, log at the command line's level (or info).
     logger = Logger(minimumLevel: settings.logLevel ?? .info, sink: sink)
     notifier = SystemdNotifier(environment: settings.environment)
@@ -81,11 +91,15 @@ public final class Daemon {
     logger.minimumLevel = settings.logLevel ?? configuration.logLevel
 
     loop = try EventLoop()
-    runner = ProcessRunner(loop: loop)
-    do {
-      input = try InputManager(loop: loop)
-    } catch {
-      throw StartError(description: "cannot start device discovery (libudev): \(error)")
+    self.runner = runner ?? ProcessRunner(loop: loop)
+    if let input {
+      self.input = input
+    } else {
+      do {
+        self.input = try InputManager(loop: loop)
+      } catch {
+        throw StartError(description: "cannot start device discovery (libudev): \(error)")
+      }
     }
 
     try Daemon.makeDirectory(configuration.stateDirectory)
@@ -93,11 +107,12 @@ public final class Daemon {
     // The store logs what it found (missing, loaded, corrupt and kept aside, unreadable).
     let (snapshot, _) = store.load()
     effects = EngineEffects(
-      loop: loop, logger: logger, store: store, runner: runner, input: input, environment: settings.environment)
+      loop: loop, logger: logger, store: store, runner: self.runner, input: self.input,
+      environment: settings.environment)
     effects.configurationLoaded(configuration)
     engine = ControlEngine(configuration: configuration, state: snapshot, output: effects)
     effects.engine = engine
-    router = RequestRouter(engine: engine, input: input, loop: loop, logger: logger)
+    router = RequestRouter(engine: engine, input: self.input, loop: loop, logger: logger)
 
     let socketDirectory = Daemon.parentDirectory(of: configuration.socket.path)
     if !socketDirectory.isEmpty { try? Daemon.makeDirectory(socketDirectory) }
@@ -110,7 +125,7 @@ public final class Daemon {
     // them (the input manager, the effects, the router) and outlives them.
     router.devices = { [unowned self] in Array(self.devices.values) }
     effects.commandsEnded = { [unowned self] in self.finishShutdown() }
-    input.onEvent = { [unowned self] event in self.inputEvent(event) }
+    self.input.onEvent = { [unowned self] event in self.inputEvent(event) }
   }
 
   /// Runs until SIGTERM or SIGINT. Ready (sd_notify READY=1) only once the configuration,
@@ -119,6 +134,14 @@ public final class Daemon {
     try loop.onSignal(SIGTERM) { [unowned self] _ in self.shutdown(reason: "SIGTERM") }
     try loop.onSignal(SIGINT) { [unowned self] _ in self.shutdown(reason: "SIGINT") }
     try loop.onSignal(SIGHUP) { [unowned self] _ in self.reloadConfiguration() }
+    try start()
+    try loop.run()
+  }
+
+  /// Everything `run()` does but the signals and the loop: listens, binds the devices,
+  /// starts the engine and says it is ready. Internal for tests, which turn the loop
+  /// themselves (a test process must not take SIGTERM and SIGINT into a signalfd).
+  func start() throws {
     // A client vanishing mid-write must not kill the daemon.
     signal(SIGPIPE, SIG_IGN)
     // The hold deadline is the one timer that matters, and the kernel may fire a timer up
@@ -148,7 +171,6 @@ public final class Daemon {
     let status = statusLine()
     notify { try $0.ready(status: status) }
     notifier.startWatchdog(on: loop) { [logger] error in logger.warning("watchdog ping failed: \(error)") }
-    try loop.run()
   }
 
   // MARK: - Lifecycle
@@ -233,7 +255,7 @@ public final class Daemon {
 
   /// The sd_notify STATUS line, from the input manager's bindings (their one owner).
   /// Logged at debug too, so what systemd shows can be followed outside systemd.
-  private func statusLine() -> String {
+  func statusLine() -> String {
     let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
     let line =
       "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "

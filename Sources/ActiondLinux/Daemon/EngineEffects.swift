@@ -23,7 +23,7 @@ final class EngineEffects {
   private let loop: EventLoop
   private let logger: Logger
   private let store: StateStore
-  private let runner: ProcessRunner
+  private let runner: any ProcessRunning
   private let input: any InputSource
   /// The daemon's environment: intents get `LANG`, `LC_ALL` and `TZ` from it, nothing else.
   private let environment: [String: String]
@@ -37,7 +37,7 @@ final class EngineEffects {
   static let saveRetryInterval = TimeSpan.seconds(10)
 
   init(
-    loop: EventLoop, logger: Logger, store: StateStore, runner: ProcessRunner, input: any InputSource,
+    loop: EventLoop, logger: Logger, store: StateStore, runner: any ProcessRunning, input: any InputSource,
     environment: [String: String]
   ) {
     self.loop = loop
