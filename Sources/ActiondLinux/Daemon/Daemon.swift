@@ -147,7 +147,10 @@ public final class Daemon {
     // The hold deadline is the one timer that matters, and the kernel may fire a timer up
     // to the timer slack late (50 µs by default) to batch wake-ups. The daemon has no
     // periodic timers to batch: ask for the smallest slack.
-    if actiond_set_timer_slack(1) != 0 { logger.debug("PR_SET_TIMERSLACK failed: \(Errno.current)") }
+    if actiond_set_timer_slack(1) != 0 {
+      let error = Errno.current  // before the message is built: building it may change errno
+      logger.debug("PR_SET_TIMERSLACK failed: \(error)")
+    }
     do {
       try server.start()
     } catch {
@@ -349,7 +352,7 @@ public final class Daemon {
     for part in path.split(separator: "/") {
       current += "/" + part
       if mkdir(current, 0o755) != 0 && errno != EEXIST {
-        throw StartError(description: "cannot create directory \(current): \(Errno.current)")
+        throw StartError(description: SystemCallError.last("cannot create directory \(current)").description)
       }
     }
   }

@@ -91,7 +91,7 @@ final class EngineEffects {
   /// a `write` intent does: no creation, truncation for regular files, one write.
   static func writeFile(_ path: String, _ text: String) -> String? {
     let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-    guard fd >= 0 else { return "cannot open \(path): \(Errno.current)" }
+    guard fd >= 0 else { return SystemCallError.last("cannot open \(path)").description }
     defer { close(fd) }
     do {
       try Syscall.writeAll(fd, Array(text.utf8))
@@ -104,11 +104,11 @@ final class EngineEffects {
   /// Reads at most 64 KiB of a file (a value provider's file is a flag, not a document).
   static func readFile(_ path: String) -> (text: String?, error: String?) {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-    guard fd >= 0 else { return (nil, "cannot open \(path): \(Errno.current)") }
+    guard fd >= 0 else { return (nil, SystemCallError.last("cannot open \(path)").description) }
     defer { close(fd) }
     var buffer = [UInt8](repeating: 0, count: 65536)
     let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    guard n >= 0 else { return (nil, "cannot read \(path): \(Errno.current)") }
+    guard n >= 0 else { return (nil, SystemCallError.last("cannot read \(path)").description) }
     return (String(decoding: buffer[0..<n], as: UTF8.self), nil)
   }
 
