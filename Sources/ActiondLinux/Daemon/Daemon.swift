@@ -52,9 +52,6 @@ public final class Daemon {
   private let server: ControlServer
   private let runner: any ProcessRunning
   private let input: any InputSource
-  /// Devices currently bound, by devnode, as announced. Which button a device serves is
-  /// the input manager's alone to know (`input.device(forButton:)`).
-  private var devices: [String: DeviceSnapshot] = [:]
   private var stopping = false
   private var stopped = false
   /// Bounds the wait for commands at a stop.
@@ -122,8 +119,7 @@ public final class Daemon {
     server.log = { [logger] message in logger.info(message, event: "socket") }
     effects.server = server
     // The closures below are the daemon's own: `unowned`, as the daemon holds what calls
-    // them (the input manager, the effects, the router) and outlives them.
-    router.devices = { [unowned self] in Array(self.devices.values) }
+    // them (the input source, the effects) and outlives them.
     effects.commandsEnded = { [unowned self] in self.finishShutdown() }
     self.input.onEvent = { [unowned self] event in self.inputEvent(event) }
   }
@@ -256,12 +252,13 @@ public final class Daemon {
     notify { try $0.ready(status: status) }
   }
 
-  /// The sd_notify STATUS line, from the input manager's bindings (their one owner).
+  /// The sd_notify STATUS line, from the input source's bindings and bound devices (their
+  /// one owner).
   /// Logged at debug too, so what systemd shows can be followed outside systemd.
   func statusLine() -> String {
     let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
     let line =
-      "\(bound)/\(configuration.buttons.count) button(s) bound, \(devices.count) device(s), "
+      "\(bound)/\(configuration.buttons.count) button(s) bound, \(input.boundDevices.count) device(s), "
       + "\(server.clientCount) client(s)"
     logger.debug("status: \(line)", event: "status")
     return line
@@ -300,17 +297,17 @@ public final class Daemon {
     case .lost(let button, let at):
       engine.deviceUnbound(button: button, device: "", at: at)
     case .deviceBound(let info, let buttons, let grabbed, let readOnly):
-      let snap = deviceSnapshot(info, buttons: buttons, grabbed: grabbed)
-      devices[snap.devnode] = snap
+      let names = buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil }
+      let snap = DeviceSnapshot(BoundInputDevice(info: info, buttons: names, grabbed: grabbed))
       if readOnly { logger.warning("\(snap.devnode) opened read-only (no write access)", event: "device-read-only") }
       effects.announce(.deviceAdded(snap))
       let status = statusLine()
       notify { try $0.status(status) }
-    case .deviceUnbound(let info, let reason):
-      let node = info.devnode ?? info.syspath
-      let snap = devices.removeValue(forKey: node) ?? deviceSnapshot(info, buttons: [], grabbed: false)
+    case .deviceUnbound(let device, let reason):
+      // As it was announced bound: `device-removed` repeats what `device-added` said.
+      let snap = DeviceSnapshot(device)
       if case .readFailed(let why) = reason {
-        logger.notice("\(node): reading failed: \(why)", event: "device-read-failed")
+        logger.notice("\(snap.devnode): reading failed: \(why)", event: "device-read-failed")
       }
       effects.announce(.deviceRemoved(snap, reason: reason.code))
       let status = statusLine()
@@ -330,14 +327,6 @@ public final class Daemon {
     }
   }
 
-  private func deviceSnapshot(_ info: InputDeviceInfo, buttons: [Int], grabbed: Bool) -> DeviceSnapshot {
-    DeviceSnapshot(
-      devnode: info.devnode ?? info.syspath, name: info.name, phys: info.phys,
-      id: DeviceSnapshot.formatID(vendor: info.vendor, product: info.product),
-      buttons: buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil },
-      grabbed: grabbed)
-  }
-
   // MARK: - Files
 
   private static func parentDirectory(of path: String) -> String {
@@ -355,5 +344,16 @@ public final class Daemon {
         throw StartError(description: SystemCallError.last("cannot create directory \(current)").description)
       }
     }
+  }
+}
+
+extension DeviceSnapshot {
+  /// A bound device as `device-added`, `device-removed` and `devices` show it.
+  init(_ device: BoundInputDevice) {
+    let info = device.info
+    self.init(
+      devnode: info.devnode ?? info.syspath, name: info.name, phys: info.phys,
+      id: DeviceSnapshot.formatID(vendor: info.vendor, product: info.product), buttons: device.buttons,
+      grabbed: device.grabbed)
   }
 }

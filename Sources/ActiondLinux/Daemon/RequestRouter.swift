@@ -8,8 +8,6 @@ final class RequestRouter {
   private let input: any InputSource
   private let loop: EventLoop
   private let logger: Logger
-  /// The devices bound now, as announced (the daemon keeps them from the input events).
-  var devices: () -> [DeviceSnapshot] = { [] }
 
   init(engine: ControlEngine, input: any InputSource, loop: EventLoop, logger: Logger) {
     self.engine = engine
@@ -80,7 +78,7 @@ extension RequestRouter: RequestHandler {
       if let kind { try requireKind(kind) }
       engine.reload(kind: kind) { [unowned self] in reply.succeed(.controls(self.engine.controlList(kind: kind))) }
     case .devices:
-      reply.succeed(.devices(devices().sorted { $0.devnode < $1.devnode }))
+      reply.succeed(.devices(input.boundDevices.map(DeviceSnapshot.init).sorted { $0.devnode < $1.devnode }))
     case .register(let kinds):
       // The engine checks the kinds and records the registration: it is the one owner of
       // who provides what.

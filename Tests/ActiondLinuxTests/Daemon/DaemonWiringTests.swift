@@ -42,7 +42,8 @@ private final class WiredDaemon {
 
   /// Binds the button to ``device`` as the input manager would report it, at `time`.
   func plugIn(at time: MonotonicInstant) {
-    input.boundDevices[0] = device
+    input.buttonDevices[0] = device
+    input.boundDevices = [BoundInputDevice(info: device, buttons: ["action"], grabbed: false)]
     input.emit(.appeared(button: 0, device: device, isDown: false, at: time))
     input.emit(.deviceBound(device, buttons: [0], grabbed: false, readOnly: false))
   }
@@ -106,9 +107,11 @@ private final class WiredDaemon {
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
     wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
-    wired.input.boundDevices[0] = nil
+    let bound = wired.input.boundDevices[0]
+    wired.input.buttonDevices[0] = nil
+    wired.input.boundDevices = []
     wired.input.emit(.lost(button: 0, at: t0 + .milliseconds(200)))
-    wired.input.emit(.deviceUnbound(wired.device, reason: .removed))
+    wired.input.emit(.deviceUnbound(bound, reason: .removed))
     try wired.turnOnce()
     try wired.turnOnce()
 
