@@ -9,9 +9,13 @@ import Glibc
 /// ``RequestRouter``. Nothing in this file decides behaviour: that is the engine's job.
 ///
 /// Ownership: the daemon holds the engine, the effects, the router, the server, the input
-/// source and the runner. The engine holds the effects (its output); the effects and the
-/// router point back only where they must (see their `unowned`/`weak` references), so
-/// nothing forms a cycle.
+/// source and the runner. The engine holds the effects (its output) and the effects point
+/// back at it `unowned`; the server holds the router weakly (its handler); the router
+/// holds only the engine and the input source. Nothing forms a cycle. The state each
+/// piece of the daemon needs has one owner: the configuration, assignments, values and
+/// providers are the engine's; bindings and bound devices the input source's; the
+/// engine's timer, the save retry and the resolved users the effects'; the stop the
+/// daemon's.
 public final class Daemon {
   /// Where the daemon's pieces come from; `actiond` builds it from the command line.
   public struct Settings {
@@ -43,8 +47,10 @@ public final class Daemon {
   let loop: EventLoop
   private let logger: Logger
   private let notifier: SystemdNotifier
-  private var configuration: Configuration
   private let engine: ControlEngine
+  /// The configuration in force: the engine's, its one owner (a reload hands it the new
+  /// one with `apply`).
+  private var configuration: Configuration { engine.configuration }
   /// The engine's output: it carries out what the engine asks (see ``EngineEffects``).
   private let effects: EngineEffects
   /// The socket server's handler (see ``RequestRouter``).
@@ -74,6 +80,7 @@ public final class Daemon {
     // Until the configuration is read, log at the command line's level (or info).
     logger = Logger(minimumLevel: settings.logLevel ?? .info, sink: sink)
     notifier = SystemdNotifier(environment: settings.environment)
+    var configuration: Configuration
     do {
       configuration = try ConfigurationFiles.load(mainPath: settings.configPath)
     } catch let error as ConfigurationError {
@@ -235,7 +242,6 @@ public final class Daemon {
       // Buttons whose entry did not change keep their recognizer and their device, by
       // one rule for both, so a press or hold in progress on them goes on.
       let unchanged = new.unchangedButtons(since: configuration)
-      configuration = new
       logger.minimumLevel = settings.logLevel ?? new.logLevel
       effects.configurationLoaded(new)
       engine.apply(configuration: new, at: now)

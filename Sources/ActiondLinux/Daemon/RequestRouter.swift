@@ -3,6 +3,10 @@ import ActiondCore
 /// The socket's requests, routed to the engine: the ``RequestHandler`` the control server
 /// hands every request it does not answer itself. It checks names and shapes, asks the
 /// engine, and replies; what a request does is the engine's to decide.
+///
+/// Keeps no state of its own: the configuration and the providers are the engine's,
+/// the bindings and bound devices the input source's. It holds both strongly; neither
+/// refers back to it (the server holds it weakly, as its handler), so there is no cycle.
 final class RequestRouter {
   private let engine: ControlEngine
   private let input: any InputSource
