@@ -61,6 +61,28 @@ private final class WiredDaemon {
     }
   }
 
+  /// Connects a client to the daemon's socket and turns the loop until its `hello`.
+  func connect() throws -> TestClient {
+    let client = try TestClient(path: directory.file("actiond.sock"))
+    try turn(until: "hello") {
+      client.readAvailable()
+      return !client.messages.isEmpty
+    }
+    return client
+  }
+
+  /// Sends `members` with id `id` and turns the loop until the answer.
+  func request(_ client: TestClient, id: Int64, _ members: String) throws -> ServerMessage {
+    client.send("{\"id\":\(id),\(members)}")
+    var answer: ServerMessage?
+    try turn(until: "the answer to request \(id)") {
+      client.readAvailable()
+      answer = client.answer(.integer(id))
+      return answer != nil
+    }
+    return answer!
+  }
+
   /// One more turn of the loop for whatever is due now.
   func turnOnce() throws { try daemon.loop.runOnce(until: daemon.loop.now()) }
 }
@@ -121,5 +143,35 @@ private final class WiredDaemon {
     #expect(cancelled.first?.fields.contains(LogField("reason", "device-lost")) == true)
     #expect(wired.log.records(event: "device-removed").count == 1)
     #expect(wired.daemon.statusLine() == "0/1 button(s) bound, 0 device(s), 0 client(s)")
+  }
+
+  /// `devices` and `status` answer from the input source, the one record of bindings and
+  /// bound devices: the device as announced, the button's devnode.
+  @Test func socketRequestsReadTheInputSource() throws {
+    let wired = try WiredDaemon()
+    let client = try wired.connect()
+    guard case .reply(let empty) = try wired.request(client, id: 1, #""request":"devices""#) else {
+      Issue.record("no reply to devices")
+      return
+    }
+    #expect(empty.result == .devices([]))
+    wired.plugIn(at: wired.daemon.loop.now())
+    guard case .reply(let listed) = try wired.request(client, id: 2, #""request":"devices""#) else {
+      Issue.record("no reply to devices")
+      return
+    }
+    #expect(
+      listed.result
+        == .devices([
+          DeviceSnapshot(
+            devnode: "/dev/input/event9", name: "test keys", id: "0000:0000", buttons: ["action"], grabbed: false)
+        ]))
+    guard case .reply(let status) = try wired.request(client, id: 3, #""request":"status""#),
+      case .buttons(let buttons) = status.result
+    else {
+      Issue.record("no buttons in the reply to status")
+      return
+    }
+    #expect(buttons.map(\.devices) == [["/dev/input/event9"]])
   }
 }
