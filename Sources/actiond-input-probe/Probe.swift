@@ -158,8 +158,8 @@ struct InputProbe {
       return
         "bound \(node(info)) name=\(JSONEncoding.quoted(info.name)) buttons=\(indices.map(name).joined(separator: ","))"
         + " grabbed=\(grabbed ? "yes" : "no") readonly=\(readOnly ? "yes" : "no")"
-    case .deviceUnbound(let info, let reason):
-      return "unbound \(node(info)) \(reason)"
+    case .deviceUnbound(let device, let reason):
+      return "unbound \(node(device.info)) \(reason)"
     case .appeared(let button, let info, let isDown, let at):
       return "appeared \(seconds(at)) \(name(button)) \(node(info)) \(isDown ? "down" : "up")"
     case .key(let button, let value, let at):

@@ -54,6 +54,15 @@ public final class ControlEngine {
     public let provider: ValueProviderSpec
   }
 
+  /// A connected client application that provides kinds (a socket connection), as the
+  /// adapter identifies it. Opaque here: the engine records and compares it, never talks
+  /// to it; the adapter sends the provider requests.
+  public struct ProviderClient: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "client \(rawValue)" }
+  }
+
   /// How an intent ended, as the adapter saw it.
   public enum PerformOutcome: Hashable, Sendable {
     case succeeded
@@ -77,7 +86,10 @@ public final class ControlEngine {
   private var readingToPerform: Set<String> = []
   private var pendingReads: [UInt64: PendingRead] = [:]
   private var readsByInstance: [String: UInt64] = [:]
-  private var connectedProviders: Set<String> = []
+  /// Kind → the client that registered as its provider: the one record of who provides
+  /// what. The adapter reports registrations and closed connections; it asks here which
+  /// client to send a provider request to.
+  private var providers: [String: ProviderClient] = [:]
   private var nextJobID: UInt64 = 1
   private let output: any ControlEngineOutput
 
@@ -356,7 +368,7 @@ public final class ControlEngine {
     } catch {
       return .fail(ProtocolError(.failed, "cannot build the intent: \(error.message)"))
     }
-    if case .provider = intent, !connectedProviders.contains(instance.kind) {
+    if case .provider = intent, providers[instance.kind] == nil {
       return .fail(ProtocolError(.unavailable, "no provider application is connected for \(instance.kind)"))
     }
     return .run(intent, requestedValue: requested)
@@ -469,7 +481,7 @@ public final class ControlEngine {
       setValue(value(of: instance, definition), of: instance, definition, force: values[instance.id] == nil)
       done(value(of: instance, definition))
       return
-    case .provider where !connectedProviders.contains(instance.kind):
+    case .provider where providers[instance.kind] == nil:
       setValue(.unavailable(reason: "no provider application is connected"), of: instance, definition)
       done(value(of: instance, definition))
       return
@@ -575,15 +587,51 @@ public final class ControlEngine {
 
   // MARK: - Providers
 
-  /// A client application became the provider for `kinds`: their values are read from it.
-  public func providerConnected(kinds: [String]) {
-    connectedProviders.formUnion(kinds)
+  /// `client` becomes the provider for `kinds` (the socket's `register`): their values
+  /// are read from it and their `provider` intents sent to it. Every kind must exist and
+  /// use a provider (intent or value), and none may be provided by another client; on an
+  /// error nothing is recorded. `registered` runs once they are recorded and before their
+  /// values are asked for, so the client gets its answer before the first value request.
+  public func registerProvider(
+    _ client: ProviderClient, kinds: [String], registered: () -> Void = {}
+  ) throws(ProtocolError) {
+    guard !kinds.isEmpty else { throw ProtocolError(.badRequest, "register needs at least one kind") }
+    for kind in kinds {
+      guard let definition = configuration.control(kind: kind) else {
+        throw ProtocolError(.unknownKind, "no control of kind \"\(kind)\"")
+      }
+      var usesProvider = false
+      if case .provider = definition.intent { usesProvider = true }
+      if case .provider? = definition.value { usesProvider = true }
+      guard usesProvider else {
+        throw ProtocolError(.notProvider, "\(kind) has no `provider` intent or value provider")
+      }
+      // A client that closed is no longer recorded (``providerDisconnected(_:)``), so a
+      // recorded one is connected.
+      if let other = providers[kind], other != client {
+        throw ProtocolError(.alreadyRegistered, "another client already provides \(kind)")
+      }
+    }
+    for kind in kinds { providers[kind] = client }
+    registered()
     for instance in valueInstances() where kinds.contains(instance.kind) { refresh(instance) }
   }
 
-  /// The provider for `kinds` went away: their values become unavailable (never a guess).
-  public func providerDisconnected(kinds: [String]) {
-    connectedProviders.subtract(kinds)
+  /// The client providing `kind`, if one is connected: where the adapter sends `kind`'s
+  /// provider requests.
+  public func provider(of kind: String) -> ProviderClient? { providers[kind] }
+
+  /// The kinds `client` provides, sorted.
+  public func kinds(providedBy client: ProviderClient) -> [String] {
+    providers.filter { $0.value == client }.map(\.key).sorted()
+  }
+
+  /// `client`'s connection closed: the kinds it provided are no longer provided and their
+  /// values become unavailable (never a guess).
+  public func providerDisconnected(_ client: ProviderClient) {
+    let kinds = self.kinds(providedBy: client)
+    guard !kinds.isEmpty else { return }
+    for kind in kinds { providers[kind] = nil }
     for instance in knownInstances() where kinds.contains(instance.kind) {
       guard let definition = configuration.control(kind: instance.kind), case .provider = definition.value else {
         continue
@@ -726,7 +774,7 @@ public final class ControlEngine {
 
   private func snapshot(_ instance: ControlInstance, _ definition: ControlDefinition) -> ControlSnapshot {
     var providerMissing = false
-    if case .provider = definition.intent { providerMissing = !connectedProviders.contains(definition.kind) }
+    if case .provider = definition.intent { providerMissing = providers[definition.kind] == nil }
     return ControlPresentation(definition: definition, instance: instance, value: value(of: instance, definition))
       .snapshot(performing: inFlight[instance.id] != nil, providerMissing: providerMissing)
   }

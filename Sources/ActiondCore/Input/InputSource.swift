@@ -59,13 +59,31 @@ public enum DeviceUnbindReason: Hashable, Sendable, CustomStringConvertible {
   public static let codes = ["removed", "read-failed", "no-longer-matched", "shutdown"]
 }
 
+/// A device bound to buttons, as the input source last reported it with
+/// ``InputEvent/deviceBound(_:buttons:grabbed:readOnly:)``.
+public struct BoundInputDevice: Hashable, Sendable {
+  /// The device as it was when it was reported bound.
+  public var info: InputDeviceInfo
+  /// The names of the buttons it serves (their bindings' names), in button order.
+  public var buttons: [String]
+  /// Whether it is grabbed exclusively.
+  public var grabbed: Bool
+
+  public init(info: InputDeviceInfo, buttons: [String], grabbed: Bool) {
+    self.info = info
+    self.buttons = buttons
+    self.grabbed = grabbed
+  }
+}
+
 /// What the input layer reports. Button numbers are indices into the binding list
 /// last given to ``InputSource/start(_:)`` or ``InputSource/reconfigure(_:keeping:)``.
 public enum InputEvent {
   /// A device was opened for (or changed its set of) bound buttons.
   case deviceBound(InputDeviceInfo, buttons: [Int], grabbed: Bool, readOnly: Bool)
   /// A device was closed; its buttons have already been reported ``lost(button:at:)``.
-  case deviceUnbound(InputDeviceInfo, reason: DeviceUnbindReason)
+  /// The device is as it was last reported bound (what `device-removed` repeats).
+  case deviceUnbound(BoundInputDevice, reason: DeviceUnbindReason)
   /// A button is now read from `device`; `isDown` is the key's state at that moment
   /// (a key already down is not a press).
   case appeared(button: Int, device: InputDeviceInfo, isDown: Bool, at: MonotonicInstant)
@@ -121,6 +139,10 @@ public protocol InputSource: AnyObject {
   var knownDevices: [InputDeviceInfo] { get }
   /// The device a button is bound to, or nil while it waits for one.
   func device(forButton button: Int) -> InputDeviceInfo?
+  /// Every device bound now, as last reported with
+  /// ``InputEvent/deviceBound(_:buttons:grabbed:readOnly:)``, sorted by devnode: the one
+  /// record of bound devices (`actionctl devices` and the status line read it here).
+  var boundDevices: [BoundInputDevice] { get }
 }
 
 extension InputSource {

@@ -18,7 +18,9 @@ public final class RecordingInputSource: InputSource {
   public private(set) var bindings: [ButtonBinding] = []
   public var knownDevices: [InputDeviceInfo] = []
   /// Which device each button is bound to; tests set this alongside the events they emit.
-  public var boundDevices: [Int: InputDeviceInfo] = [:]
+  public var buttonDevices: [Int: InputDeviceInfo] = [:]
+  /// The devices bound now; tests set this alongside the events they emit.
+  public var boundDevices: [BoundInputDevice] = []
   /// Events delivered on the next `drain(button:)` of that button, as a device would.
   public var pendingOnDrain: [Int: [InputEvent]] = [:]
   /// Thrown by the next `start`, to test start-up failures.
@@ -47,7 +49,7 @@ public final class RecordingInputSource: InputSource {
 
   public func shutdown() { calls.append(.shutdown) }
 
-  public func device(forButton button: Int) -> InputDeviceInfo? { boundDevices[button] }
+  public func device(forButton button: Int) -> InputDeviceInfo? { buttonDevices[button] }
 
   /// Delivers `event` as if a device had produced it.
   public func emit(_ event: InputEvent) { onEvent(event) }

@@ -171,6 +171,14 @@ public protocol ProcessRunning: AnyObject {
     _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID
+  /// Runs started and not completed yet.
+  var runningCount: Int { get }
+  /// Ends every run as if it had timed out (a stop): SIGTERM now, SIGKILL after each
+  /// run's grace period. Completions still arrive.
+  func terminateAll()
+  /// Kills every run now, without grace (the end of a bounded stop). Completions still
+  /// arrive.
+  func killAll()
 }
 
 /// A ``ProcessRunning`` for tests: records requests; the test emits output and
@@ -186,6 +194,8 @@ public final class RecordingProcessRunner: ProcessRunning {
 
   public private(set) var runs: [Run] = []
   private var next: UInt64 = 1
+  /// How many times `terminateAll` was called (the runs go on until the test completes them).
+  public private(set) var terminateAllCount = 0
 
   public init() {}
 
@@ -203,6 +213,15 @@ public final class RecordingProcessRunner: ProcessRunning {
     next += 1
     runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
     return id
+  }
+
+  public var runningCount: Int { pending.count }
+
+  public func terminateAll() { terminateAllCount += 1 }
+
+  /// Completes every pending run as killed by SIGKILL (9), as the real runner's kill ends them.
+  public func killAll() {
+    for index in pending { complete(index, with: .signaled(9)) }
   }
 
   /// Delivers an output line of run `index`.

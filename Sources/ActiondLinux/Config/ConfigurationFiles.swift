@@ -55,8 +55,9 @@ public enum ConfigurationFiles {
   /// `*.json` files directly in `directory`, sorted by name; none when it does not exist.
   public static func jsonFiles(in directory: String) throws -> [String] {
     guard let dir = opendir(directory) else {
-      if errno == ENOENT { return [] }
-      throw ReadError(path: directory, errno: .current)
+      let error = Errno.current
+      if error == .notFound { return [] }
+      throw ReadError(path: directory, errno: error)
     }
     defer { closedir(dir) }
     var names: [String] = []

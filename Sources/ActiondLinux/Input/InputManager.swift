@@ -37,8 +37,10 @@ public final class InputManager: InputSource {
     var keys: [(code: UInt16, button: Int)] = []
     var grabbed = false
     var draining = false
-    /// The button set last announced with `deviceBound`; nil before the first.
-    var announced: (buttons: [Int], grabbed: Bool)?
+    /// What was last announced with `deviceBound` (the button indices, and the device
+    /// with its button names and grab as `boundDevices` and `deviceUnbound` report it);
+    /// nil before the first.
+    var announced: (buttons: [Int], device: BoundInputDevice)?
 
     init(info: InputDeviceInfo, handle: any InputDeviceHandle) {
       self.info = info
@@ -64,6 +66,10 @@ public final class InputManager: InputSource {
   public func device(forButton button: Int) -> InputDeviceInfo? {
     guard boundTo.indices.contains(button), let syspath = boundTo[button] else { return nil }
     return open[syspath]?.info
+  }
+
+  public var boundDevices: [BoundInputDevice] {
+    open.values.compactMap { $0.announced?.device }.sorted { ($0.info.devnode ?? "") < ($1.info.devnode ?? "") }
   }
 
   /// The syspaths of the devices currently open, for diagnostics and tests.
@@ -145,7 +151,7 @@ public final class InputManager: InputSource {
     for device in devices {
       device.watch?.cancel()
       device.handle.close()
-      if device.announced != nil { events.append(.deviceUnbound(device.info, reason: .shutdown)) }
+      if let announced = device.announced { events.append(.deviceUnbound(announced.device, reason: .shutdown)) }
     }
     for event in events { onEvent(event) }
   }
@@ -294,16 +300,17 @@ public final class InputManager: InputSource {
     for device in open.values.sorted(by: { $0.info.syspath < $1.info.syspath }) {
       if device.keys.isEmpty {
         close(device)
-        if device.announced != nil {
-          problems.append(.deviceUnbound(device.info, reason: .noLongerMatched))
+        if let announced = device.announced {
+          problems.append(.deviceUnbound(announced.device, reason: .noLongerMatched))
         }
         continue
       }
       let wantsGrab = device.keys.contains { bindings[$0.button].grab }
       if wantsGrab != device.grabbed { setGrab(device, wantsGrab, problems: &problems) }
       let buttons = device.keys.map(\.button).sorted()
-      if device.announced?.buttons != buttons || device.announced?.grabbed != device.grabbed {
-        device.announced = (buttons, device.grabbed)
+      if device.announced?.buttons != buttons || device.announced?.device.grabbed != device.grabbed {
+        let names = buttons.map { bindings[$0].name }
+        device.announced = (buttons, BoundInputDevice(info: device.info, buttons: names, grabbed: device.grabbed))
         boundEvents.append(
           .deviceBound(device.info, buttons: buttons, grabbed: device.grabbed, readOnly: device.handle.isReadOnly))
       }
@@ -376,7 +383,7 @@ public final class InputManager: InputSource {
     device.keys = []
     close(device)
     var events: [InputEvent] = buttons.map { .lost(button: $0, at: now) }
-    if device.announced != nil { events.append(.deviceUnbound(device.info, reason: reason)) }
+    if let announced = device.announced { events.append(.deviceUnbound(announced.device, reason: reason)) }
     for event in events { onEvent(event) }
   }
 

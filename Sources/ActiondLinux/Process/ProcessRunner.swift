@@ -188,7 +188,10 @@ public final class ProcessRunner: ProcessRunning {
       return fail(SpawnFailure(step: step, errnoName: error.name, message: error.message))
     }
     let pidfd = actiond_pidfd_open(pid)
-    if pidfd < 0 { return abandon("pidfd_open", Errno.current) }
+    if pidfd < 0 {
+      let error = Errno.current  // before anything else runs: the cleanup may change errno
+      return abandon("pidfd_open", error)
+    }
     do {
       try Syscall.setNonBlocking(out.read)
       try Syscall.setNonBlocking(err.read)

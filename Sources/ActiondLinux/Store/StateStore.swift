@@ -93,7 +93,7 @@ public final class StateStore {
     // removed, never written through: a symlink would send the state to its target. The
     // temporary is then created afresh and only as a new regular file.
     if unlink(temporary) != 0 && errno != ENOENT {
-      throw SystemCallError("remove the stale \(temporary)", .current)
+      throw SystemCallError.last("remove the stale \(temporary)")
     }
     let fd: Int32
     do {
@@ -132,7 +132,7 @@ public final class StateStore {
     }
     defer { Syscall.close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0 else { return .failure(StateStoreError("fstat: \(Errno.current)")) }
+    guard fstat(fd, &info) == 0 else { return .failure(StateStoreError(SystemCallError.last("fstat").description)) }
     guard info.st_mode & S_IFMT == S_IFREG else {
       return .failure(StateStoreError("not a regular file (\(StateStore.fileType(info.st_mode)))"))
     }
@@ -169,9 +169,10 @@ public final class StateStore {
       let candidate = "\(path).corrupt-\(n)"
       if lstat(candidate, &info) == 0 { continue }
       guard rename(path, candidate) == 0 else {
+        let error = Errno.current  // before the log's fields are built: that may change errno
         logger?.error(
           "Cannot move the corrupt state file aside", event: "state-corrupt-move-failed",
-          ["path": path, "reason": Errno.current.description])
+          ["path": path, "reason": error.description])
         return nil
       }
       try? syncDirectory()
@@ -185,7 +186,7 @@ public final class StateStore {
     for component in directory.split(separator: "/") {
       prefix += "/" + component
       if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-        throw SystemCallError("mkdir \(prefix)", .current)
+        throw SystemCallError.last("mkdir \(prefix)")
       }
     }
   }

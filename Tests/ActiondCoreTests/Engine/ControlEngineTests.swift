@@ -326,4 +326,66 @@ private func configuration(
     engine.deadlineReached(at: t0 + .milliseconds(900))
     #expect(recorder.runs.isEmpty, "the cancelled press is not performed under the new threshold")
   }
+
+  /// The engine is the one owner of who provides what: a registration is checked and
+  /// recorded there, and a closed connection ends exactly that client's kinds.
+  @Test func providerRegistryIsTheEngines() throws {
+    let config = try ConfigurationLoader.load(
+      main: ConfigurationSource(
+        name: "p.json",
+        text: """
+          {
+            buttons: [{ name: "action", key: "KEY_PROG1" }],
+            controls: [
+              { kind: "org.example.lamp", type: "toggle", displayName: "Lamp",
+                intent: { type: "provider" }, value: { type: "provider" } },
+              { kind: "org.example.fan", type: "toggle", displayName: "Fan",
+                intent: { type: "provider" }, value: { type: "store", initial: false } },
+              { kind: "org.example.timer", type: "toggle", displayName: "Timer", intent: { type: "state" } },
+            ],
+            assignments: { action: "org.example.lamp" },
+          }
+          """))
+    let recorder = Recorder()
+    let engine = ControlEngine(configuration: config, output: recorder)
+    engine.start()
+    let first = ControlEngine.ProviderClient(rawValue: 1)
+    let second = ControlEngine.ProviderClient(rawValue: 2)
+
+    func code(_ body: () throws -> Void) -> ProtocolErrorCode? {
+      do {
+        try body()
+        return nil
+      } catch {
+        return (error as? ProtocolError)?.code
+      }
+    }
+    #expect(code { try engine.registerProvider(first, kinds: []) } == .badRequest)
+    #expect(code { try engine.registerProvider(first, kinds: ["org.example.none"]) } == .unknownKind)
+    #expect(code { try engine.registerProvider(first, kinds: ["org.example.timer"]) } == .notProvider)
+    #expect(engine.provider(of: "org.example.lamp") == nil)
+
+    var registered = 0
+    let readsBefore = recorder.reads.count
+    try engine.registerProvider(first, kinds: ["org.example.lamp"]) {
+      #expect(recorder.reads.count == readsBefore, "the client is answered before its values are asked for")
+      registered += 1
+    }
+    #expect(registered == 1)
+    #expect(recorder.reads.count == readsBefore + 1)
+    #expect(engine.provider(of: "org.example.lamp") == first)
+    // The same client may register again; another may not, and nothing of its request is kept.
+    try engine.registerProvider(first, kinds: ["org.example.lamp"])
+    #expect(
+      code { try engine.registerProvider(second, kinds: ["org.example.fan", "org.example.lamp"]) }
+        == .alreadyRegistered)
+    #expect(engine.provider(of: "org.example.fan") == nil)
+    try engine.registerProvider(second, kinds: ["org.example.fan"])
+
+    engine.providerDisconnected(first)
+    #expect(engine.provider(of: "org.example.lamp") == nil)
+    #expect(engine.kinds(providedBy: second) == ["org.example.fan"])
+    let lamp = try #require(engine.assignment(of: "action"))
+    #expect(engine.value(of: lamp) == .unavailable(reason: "the provider application disconnected"))
+  }
 }

@@ -69,4 +69,18 @@ import Testing
     #expect(outcomes == [.timedOut, .exited(0)])
     #expect(runner.pending.isEmpty)
   }
+
+  /// A stop's calls: terminating leaves the runs to the test; killing ends them all.
+  @Test func stopCallsAreRecordedAndKillEndsEveryRun() {
+    let runner = RecordingProcessRunner()
+    var outcomes: [ProcessOutcome] = []
+    runner.run(ProcessRequest(argv: ["/bin/a"]), output: { _ in }) { outcomes.append($0.outcome) }
+    runner.run(ProcessRequest(argv: ["/bin/b"]), output: { _ in }) { outcomes.append($0.outcome) }
+    runner.terminateAll()
+    #expect(runner.terminateAllCount == 1)
+    #expect(runner.runningCount == 2)
+    runner.killAll()
+    #expect(outcomes == [.signaled(9), .signaled(9)])
+    #expect(runner.runningCount == 0)
+  }
 }

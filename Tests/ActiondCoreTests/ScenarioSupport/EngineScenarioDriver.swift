@@ -150,10 +150,16 @@ enum EngineScenarioDriver: ScenarioDriver {
         engine.apply(configuration: configuration, at: time)
       case "provider":
         guard w.count == 3 else { throw fail("usage: provider connect|disconnect KIND") }
+        // One client per kind, so a disconnect ends only that kind's provider.
+        let client = ControlEngine.ProviderClient(rawValue: UInt64(configuration.controls.count { $0.kind < w[2] } + 1))
         if w[1] == "connect" {
-          engine.providerConnected(kinds: [w[2]])
+          do {
+            try engine.registerProvider(client, kinds: [w[2]])
+          } catch {
+            throw fail("provider connect \(w[2]): \(error)")
+          }
         } else {
-          engine.providerDisconnected(kinds: [w[2]])
+          engine.providerDisconnected(client)
         }
       default:
         guard w.count == 2, ["down", "up", "repeat"].contains(w[1]) else { throw fail("unknown step '\(line)'") }

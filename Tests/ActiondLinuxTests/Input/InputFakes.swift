@@ -188,7 +188,7 @@ func describe(_ event: InputEvent) -> String {
   switch event {
   case .deviceBound(let info, let buttons, let grabbed, let readOnly):
     "bound \(info.devnode ?? "?") \(buttons)\(grabbed ? " grabbed" : "")\(readOnly ? " read-only" : "")"
-  case .deviceUnbound(let info, let reason): "unbound \(info.devnode ?? "?") \(reason)"
+  case .deviceUnbound(let device, let reason): "unbound \(device.info.devnode ?? "?") \(reason)"
   case .appeared(let button, let info, let isDown, let at):
     "appeared \(button) on \(info.devnode ?? "?") \(isDown ? "down" : "up") @\(at)"
   case .key(let button, let value, let at): "key \(button)=\(value) @\(at)"

@@ -98,6 +98,30 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.backend.openCount(dev.syspath) == 1)
   }
 
+  /// The manager is the one record of bound devices: `boundDevices` lists each as it was
+  /// announced (its buttons by name), and `deviceUnbound` repeats that announcement even
+  /// after a reload renamed the buttons or moved their indices.
+  @Test func boundDevicesAreWhatWasAnnounced() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3, tags: ["actiond"]), keys: [keyProg1, keyProg2])
+    #expect(h.manager.boundDevices.isEmpty)
+    try h.manager.start([
+      ButtonBinding(name: "action", keyCode: keyProg1, matches: tagged("actiond")),
+      ButtonBinding(name: "second", keyCode: keyProg2, grab: true, matches: tagged("actiond")),
+    ])
+    let announced = BoundInputDevice(info: dev, buttons: ["action", "second"], grabbed: true)
+    #expect(h.manager.boundDevices == [announced])
+    // A button that no longer matches anything closes the device; the removal is the
+    // device as announced, under the names it was announced with.
+    h.manager.reconfigure([ButtonBinding(name: "renamed", keyCode: keyProg1, matches: named("nothing"))])
+    #expect(h.manager.boundDevices.isEmpty)
+    let unbound = h.raw.compactMap { event -> BoundInputDevice? in
+      if case .deviceUnbound(let device, .noLongerMatched) = event { return device }
+      return nil
+    }
+    #expect(unbound == [announced])
+  }
+
   @Test func aButtonWithoutDeviceWaitsQuietlyAndBindsWhenItAppears() throws {
     let h = Harness()
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])

@@ -1,0 +1,337 @@
+import ActiondCore
+import Glibc
+
+/// The engine's effects: what `ControlEngine` asks for through its ``ControlEngineOutput``
+/// port, carried out with the event loop, the process runner, the socket server and the
+/// state store. It decides nothing: every outcome goes back to the engine.
+///
+/// Owns the engine's one timer, the retry of a failed save and the users every command
+/// may run as. ``Daemon`` creates it, hands it to the engine as its output and tells it
+/// when the configuration changed and when the daemon stops.
+final class EngineEffects {
+  /// The engine whose requests this carries out. `unowned`: the engine holds this object
+  /// strongly (its `output`) and the daemon holds both, so a strong reference back would
+  /// be a cycle; the engine outlives every call it makes here. Set once, right after the
+  /// engine is made (it needs this object to exist first).
+  unowned var engine: ControlEngine!
+  /// Where announcements reach subscribers and provider requests their clients; nil
+  /// until the daemon made it (the engine announces nothing before).
+  var server: ControlServer?
+  /// Called when the daemon is stopping and the last running command ended.
+  var commandsEnded: () -> Void = {}
+
+  private let loop: EventLoop
+  private let logger: Logger
+  private let store: StateStore
+  private let runner: any ProcessRunning
+  private let input: any InputSource
+  /// The daemon's environment: intents get `LANG`, `LC_ALL` and `TZ` from it, nothing else.
+  private let environment: [String: String]
+  private var timer: TimerID?
+  /// Every `user` the configuration names, resolved when it was loaded: a command never
+  /// waits for the name service on the loop.
+  private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
+  private var stopping = false
+  /// Pending retry of a failed save.
+  private var saveRetry: TimerID?
+  static let saveRetryInterval = TimeSpan.seconds(10)
+
+  init(
+    loop: EventLoop, logger: Logger, store: StateStore, runner: any ProcessRunning, input: any InputSource,
+    environment: [String: String]
+  ) {
+    self.loop = loop
+    self.logger = logger
+    self.store = store
+    self.runner = runner
+    self.input = input
+    self.environment = environment
+  }
+
+  /// A configuration was loaded (at start or by a reload): resolves every `user` it names.
+  func configurationLoaded(_ configuration: Configuration) {
+    users = EngineEffects.resolveUsers(configuration, logger: logger)
+  }
+
+  /// The daemon is stopping: no hold is decided any more and no command is started.
+  func stop() {
+    stopping = true
+    if let timer { loop.cancel(timer) }
+    timer = nil
+  }
+
+  /// The last save of a stop: no retry is pending afterwards.
+  func saveFinalState() {
+    if let saveRetry { loop.cancel(saveRetry) }
+    saveRetry = nil
+    do {
+      try store.save(engine.persistentState)
+    } catch {
+      logger.error("cannot save the state to \(store.path): \(error)", event: "state-save-failed")
+    }
+  }
+
+  /// Resolves every configured `user`; one that cannot be resolved is logged now and
+  /// fails its commands (a user created later is found by the next reload).
+  private static func resolveUsers(
+    _ configuration: Configuration, logger: Logger
+  ) -> [String: Result<ProcessUser, SpawnFailure>] {
+    let users = UserResolution.resolveAll(in: configuration)
+    for (_, resolved) in users.sorted(by: { $0.key < $1.key }) {
+      if case .failure(let failure) = resolved {
+        logger.warning("\(failure); commands configured to run as this user will fail", event: "user-unknown")
+      }
+    }
+    return users
+  }
+
+  // MARK: - Files
+
+  /// Writes `text` to an existing file (sysfs attributes, FIFOs, regular files), the way
+  /// a `write` intent does: no creation, truncation for regular files, one write.
+  static func writeFile(_ path: String, _ text: String) -> String? {
+    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+    guard fd >= 0 else { return SystemCallError.last("cannot open \(path)").description }
+    defer { close(fd) }
+    do {
+      try Syscall.writeAll(fd, Array(text.utf8))
+      return nil
+    } catch {
+      return "cannot write \(path): \(error)"
+    }
+  }
+
+  /// Reads at most 64 KiB of a file (a value provider's file is a flag, not a document).
+  static func readFile(_ path: String) -> (text: String?, error: String?) {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+    guard fd >= 0 else { return (nil, SystemCallError.last("cannot open \(path)").description) }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    guard n >= 0 else { return (nil, SystemCallError.last("cannot read \(path)").description) }
+    return (String(decoding: buffer[0..<n], as: UTF8.self), nil)
+  }
+
+  /// Runs `body` on the next loop iteration: completions never re-enter the engine from
+  /// inside the call that started the work.
+  private func later(_ body: @escaping () -> Void) {
+    loop.schedule(at: loop.now()) { _ in body() }
+  }
+}
+
+// MARK: - What the engine asks for
+
+extension EngineEffects: ControlEngineOutput {
+  func announce(_ event: Event) {
+    // Subscribers first: they wait for `pressed` and `held` with a person's finger on
+    // the key, the log does not.
+    server?.broadcast(event)
+    if EventLogLine.level(of: event) >= logger.minimumLevel {
+      let line = EventLogLine(event)
+      logger.sink.write(
+        LogRecord(
+          level: line.level, message: line.message, event: line.event,
+          fields: line.fields.filter { !$0.value.isEmpty }.map { LogField($0.key, $0.value) }))
+    }
+  }
+
+  func log(_ level: LogLevel, _ message: String) {
+    logger.log(level, message)
+  }
+
+  func armTimer(at deadline: MonotonicInstant?) {
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    guard let deadline, !stopping else { return }
+    timer = loop.schedule(at: deadline) { [unowned self] now in
+      self.timer = nil
+      // A release stamped before the deadline may still be unread: drain first, so the
+      // kernel's timestamps decide, not the order in which the loop saw things.
+      for button in self.engine.configuration.buttons.indices { self.input.drain(button: button) }
+      self.engine.deadlineReached(at: now)
+    }
+  }
+
+  func runIntent(_ job: ControlEngine.PerformJob) {
+    switch job.intent {
+    case .exec(let spec):
+      run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
+        let outcome: ControlEngine.PerformOutcome
+        switch result.outcome {
+        case .exited(0): outcome = .succeeded
+        case .exited(let status): outcome = .failed(code: .failed, reason: "the command exited with status \(status)")
+        case .signaled(let sig): outcome = .failed(code: .failed, reason: "the command was killed by signal \(sig)")
+        case .timedOut: outcome = .failed(code: .timeout, reason: "the command timed out after \(spec.timeout)")
+        case .spawnFailed(let failure): outcome = .failed(code: .failed, reason: "cannot run the command: \(failure)")
+        }
+        self.engine.performFinished(job: job.id, outcome)
+      }
+    case .write(let path, let on, let off):
+      let text = job.requestedValue ?? true ? on : off
+      let error = EngineEffects.writeFile(path, text)
+      later { [unowned self] in
+        self.engine.performFinished(job: job.id, error.map { .failed(code: .failed, reason: $0) } ?? .succeeded)
+      }
+    case .provider:
+      guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
+        later { [unowned self] in
+          self.engine.performFinished(job: job.id, .failed(code: .unavailable, reason: "no provider is connected"))
+        }
+        return
+      }
+      let body = ProviderRequest.Body.perform(
+        kind: job.kind,
+        configuration: job.instance.configurationJSON, value: job.requestedValue)
+      server.sendProviderRequest(to: client, body, timeout: .seconds(10)) { [unowned self] outcome in
+        switch outcome {
+        case .replied: self.engine.performFinished(job: job.id, .succeeded)
+        case .failed(let e): self.engine.performFinished(job: job.id, .failed(code: e.code, reason: e.message))
+        case .timedOut:
+          self.engine.performFinished(
+            job: job.id, .failed(code: .timeout, reason: "the provider did not answer in 10s"))
+        case .disconnected:
+          self.engine.performFinished(job: job.id, .failed(code: .unavailable, reason: "the provider disconnected"))
+        }
+      }
+    case .state:
+      // The engine completes state intents itself; reaching here is a bug.
+      later { [unowned self] in self.engine.performFinished(job: job.id, .succeeded) }
+    }
+  }
+
+  func readValue(_ job: ControlEngine.ValueReadJob) {
+    switch job.provider {
+    case .exec(let spec):
+      run(spec, extra: job.instance.parameterEnvironment.merging(["ACTIOND_KIND": job.kind]) { $1 }, tag: job.kind) {
+        [unowned self] result in
+        let value: ControlValue
+        switch result.outcome {
+        case .exited(let status): value = ValueProviderSpec.interpretExitStatus(status)
+        case .timedOut: value = .unavailable(reason: "the value command timed out after \(spec.timeout)")
+        case .signaled(let sig): value = .unavailable(reason: "the value command was killed by signal \(sig)")
+        case .spawnFailed(let f): value = .unavailable(reason: "cannot run the value command: \(f)")
+        }
+        self.engine.valueRead(job: job.id, value)
+      }
+    case .file(let path, let on):
+      let read = EngineEffects.readFile(path)
+      let value =
+        read.text.map { ValueProviderSpec.interpretFile($0, on: on) } ?? .unavailable(reason: read.error ?? "")
+      later { [unowned self] in self.engine.valueRead(job: job.id, value) }
+    case .provider:
+      guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
+        later { [unowned self] in
+          self.engine.valueRead(job: job.id, .unavailable(reason: "no provider application is connected"))
+        }
+        return
+      }
+      let body = ProviderRequest.Body.value(
+        kind: job.kind,
+        configuration: job.instance.configurationJSON)
+      server.sendProviderRequest(to: client, body, timeout: .seconds(5)) { [unowned self] outcome in
+        let value: ControlValue
+        switch outcome {
+        case .replied(let object):
+          value =
+            object["value"]?.boolValue.map(ControlValue.init) ?? .unavailable(reason: "the provider sent no value")
+        case .failed(let e): value = .unavailable(reason: "the provider failed: \(e.message)")
+        case .timedOut: value = .unavailable(reason: "the provider did not answer in 5s")
+        case .disconnected: value = .unavailable(reason: "the provider disconnected")
+        }
+        self.engine.valueRead(job: job.id, value)
+      }
+    case .store:
+      later { [unowned self] in self.engine.valueRead(job: job.id, .unknown) }
+    }
+  }
+
+  func persist(_ state: StateSnapshot) throws(ProtocolError) {
+    do {
+      try store.save(state)
+    } catch {
+      logger.error("cannot save the state to \(store.path): \(error)", event: "state-save-failed")
+      retrySaving()
+      throw ProtocolError(
+        .stateNotSaved, "the state cannot be saved to \(store.path) (\(error)); the change was not made")
+    }
+    if let timer = saveRetry {
+      loop.cancel(timer)
+      saveRetry = nil
+      logger.notice("the state is saved again to \(store.path)", event: "state-saved")
+    }
+  }
+
+  /// After a failed save, the state is saved again every ``saveRetryInterval`` until it
+  /// succeeds: what the engine did not undo (a reload's cleanup, a migration) is then
+  /// written as soon as the disk allows. Each request meanwhile gets its own error.
+  private func retrySaving() {
+    guard saveRetry == nil, !stopping else { return }
+    saveRetry = loop.schedule(at: loop.now() + EngineEffects.saveRetryInterval) { [unowned self] _ in
+      self.saveRetry = nil
+      do {
+        try self.store.save(self.engine.persistentState)
+        self.logger.notice("the state is saved again to \(self.store.path)", event: "state-saved")
+      } catch {
+        self.logger.debug("saving the state still fails: \(error)")
+        self.retrySaving()
+      }
+    }
+  }
+
+  private func run(
+    _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
+  ) {
+    guard !stopping else {
+      // A finished intent's re-read during a stop: nothing new is started.
+      later {
+        completion(
+          ProcessResult(outcome: .spawnFailed(SpawnFailure(step: "run", errnoName: "", message: "actiond is stopping")))
+        )
+      }
+      return
+    }
+    let request: ProcessRequest
+    switch processRequest(spec, extra: extra) {
+    case .success(let made): request = made
+    case .failure(let failure):
+      later { completion(ProcessResult(outcome: .spawnFailed(failure))) }
+      return
+    }
+    runner.run(request) { [logger] line in
+      logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
+    } completion: { [logger, unowned self] result in
+      if result.discardedLines > 0 {
+        logger.notice(
+          "[\(tag)] \(result.discardedLines) more output line(s) (\(result.discardedBytes) bytes) not logged",
+          event: "intent-output")
+      }
+      completion(result)
+      if self.stopping && self.runner.runningCount == 0 { self.commandsEnded() }
+    }
+  }
+
+  private func processRequest(_ spec: ExecSpec, extra: [String: String]) -> Result<ProcessRequest, SpawnFailure> {
+    // Intents get a small, explicit environment: never the daemon's own (it may hold
+    // NOTIFY_SOCKET, LISTEN_FDS or secrets), plus what the definition and the contract add.
+    var env: [String: String] = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    for key in ["LANG", "LC_ALL", "TZ"] where environment[key] != nil { env[key] = environment[key] }
+    env.merge(spec.environment) { $1 }
+    env.merge(extra) { $1 }
+    // The documented default is `/`, not wherever the daemon was started from (under
+    // systemd that is `/` anyway; from a shell it would be the shell's directory).
+    var user: ProcessUser?
+    if let reference = spec.user?.description {
+      // Never resolved here, on the loop: every configured user was resolved at load.
+      let unresolved = SpawnFailure(
+        step: "user \(reference)", errnoName: "", message: "not resolved when the configuration was loaded (a bug)")
+      switch users[reference] ?? .failure(unresolved) {
+      case .success(let resolved): user = resolved
+      case .failure(let failure): return .failure(failure)
+      }
+    }
+    return .success(
+      ProcessRequest(
+        argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: user,
+        timeout: spec.timeout))
+  }
+}

@@ -1,0 +1,177 @@
+import ActiondCore
+import Glibc
+import Testing
+
+@testable import ActiondLinux
+
+/// The daemon in this process, on recording fakes: a ``RecordingInputSource`` for the
+/// devices and a ``RecordingProcessRunner`` for the commands, with the real loop, socket,
+/// store and engine. What the built binary does through a real device is the VM tier's;
+/// this checks the wiring between input, engine, effects and status without one.
+private final class WiredDaemon {
+  let directory: TemporaryDirectory
+  let input = RecordingInputSource()
+  let runner = RecordingProcessRunner()
+  let log = RecordingLogSink()
+  let daemon: Daemon
+  let device = InputDeviceInfo(
+    syspath: "/sys/devices/virtual/input/input9", devnode: "/dev/input/event9", name: "test keys")
+
+  init() throws {
+    directory = try TemporaryDirectory("actiond-wiring")
+    let config = try directory.write(
+      "actiond.json",
+      """
+      {
+        socket: { path: "\(directory.file("actiond.sock"))" },
+        stateDirectory: "\(directory.file("state"))",
+        buttons: [ { name: "action", key: "KEY_PROG1", holdThresholdMs: 600, match: { devnode: "/dev/input/event9" } } ],
+        controls: [
+          { kind: "org.example.lamp", type: "toggle", displayName: "Lamp",
+            valueText: { on: "Lit", off: "Dark" },
+            intent: { type: "exec", argv: ["/usr/bin/lamp"] }, value: { type: "store", initial: false } },
+        ],
+        assignments: { action: "org.example.lamp" },
+      }
+      """)
+    daemon = try Daemon(
+      settings: Daemon.Settings(configPath: config, logLevel: .debug, environment: [:]), input: input,
+      runner: runner, logSink: log)
+    try daemon.start()
+  }
+
+  /// Binds the button to ``device`` as the input manager would report it, at `time`.
+  func plugIn(at time: MonotonicInstant) {
+    input.buttonDevices[0] = device
+    input.boundDevices = [BoundInputDevice(info: device, buttons: ["action"], grabbed: false)]
+    input.emit(.appeared(button: 0, device: device, isDown: false, at: time))
+    input.emit(.deviceBound(device, buttons: [0], grabbed: false, readOnly: false))
+  }
+
+  /// Turns the loop until `condition` holds; the bound only matters when it never does.
+  func turn(until what: String, _ condition: () -> Bool) throws {
+    let deadline = daemon.loop.now() + .seconds(30)
+    while !condition() {
+      guard daemon.loop.now() < deadline else {
+        throw DaemonHarnessError(
+          description: "timed out waiting for \(what); log:\n"
+            + log.records.map { "\($0.event ?? "-") \($0.message)" }.joined(separator: "\n"))
+      }
+      try daemon.loop.runOnce(until: daemon.loop.now() + .milliseconds(100))
+    }
+  }
+
+  /// Connects a client to the daemon's socket and turns the loop until its `hello`.
+  func connect() throws -> TestClient {
+    let client = try TestClient(path: directory.file("actiond.sock"))
+    try turn(until: "hello") {
+      client.readAvailable()
+      return !client.messages.isEmpty
+    }
+    return client
+  }
+
+  /// Sends `members` with id `id` and turns the loop until the answer.
+  func request(_ client: TestClient, id: Int64, _ members: String) throws -> ServerMessage {
+    client.send("{\"id\":\(id),\(members)}")
+    var answer: ServerMessage?
+    try turn(until: "the answer to request \(id)") {
+      client.readAvailable()
+      answer = client.answer(.integer(id))
+      return answer != nil
+    }
+    return answer!
+  }
+
+  /// One more turn of the loop for whatever is due now.
+  func turnOnce() throws { try daemon.loop.runOnce(until: daemon.loop.now()) }
+}
+
+@Suite struct DaemonWiringTests {
+  /// A hold read from the input source performs once, at the threshold, after draining
+  /// the device; the command gets the hold's environment; its release performs nothing
+  /// more; the status line counts the bound button and its device.
+  @Test func holdThroughTheInputSourcePerformsOnce() throws {
+    let wired = try WiredDaemon()
+    #expect(wired.input.calls == [.start(["action"])])
+    #expect(wired.daemon.statusLine() == "0/1 button(s) bound, 0 device(s), 0 client(s)")
+    // Stamped in the past, as events read late are: the hold's deadline is already due,
+    // so the loop's next turn decides it and nothing here waits for a clock.
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    #expect(wired.daemon.statusLine() == "1/1 button(s) bound, 1 device(s), 0 client(s)")
+    #expect(wired.log.records(event: "device-added").count == 1)
+
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(wired.input.calls.contains(.drain(button: 0)), "the deadline drains the device first")
+    let request = try #require(wired.runner.requests.first)
+    #expect(request.argv == ["/usr/bin/lamp"])
+    #expect(request.environment["ACTIOND_BUTTON"] == "action")
+    #expect(request.environment["ACTIOND_VALUE"] == "1")
+    #expect(request.environment["ACTIOND_PRESS_TIME"] == String((t0 + .milliseconds(100)).microseconds))
+
+    wired.runner.complete(with: .exited(0))
+    try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
+    #expect(wired.log.records(event: "performed").first?.message == "Lamp: Lit")
+
+    wired.input.emit(.key(button: 0, value: 2, at: t0 + .milliseconds(900)))
+    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(1000)))
+    try wired.turnOnce()
+    #expect(wired.runner.runs.count == 1, "a hold performs exactly once")
+    #expect(wired.log.records(event: "performed").count == 1)
+  }
+
+  /// A device lost before the loop got to a due hold cancels the press: nothing runs, the
+  /// removal is announced and the status line no longer counts the button.
+  @Test func deviceLostBeforeTheDeadlineCancelsTheHold() throws {
+    let wired = try WiredDaemon()
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    let bound = wired.input.boundDevices[0]
+    wired.input.buttonDevices[0] = nil
+    wired.input.boundDevices = []
+    wired.input.emit(.lost(button: 0, at: t0 + .milliseconds(200)))
+    wired.input.emit(.deviceUnbound(bound, reason: .removed))
+    try wired.turnOnce()
+    try wired.turnOnce()
+
+    #expect(wired.runner.runs.isEmpty)
+    let cancelled = wired.log.records(event: "cancelled")
+    #expect(cancelled.count == 1)
+    #expect(cancelled.first?.fields.contains(LogField("reason", "device-lost")) == true)
+    #expect(wired.log.records(event: "device-removed").count == 1)
+    #expect(wired.daemon.statusLine() == "0/1 button(s) bound, 0 device(s), 0 client(s)")
+  }
+
+  /// `devices` and `status` answer from the input source, the one record of bindings and
+  /// bound devices: the device as announced, the button's devnode.
+  @Test func socketRequestsReadTheInputSource() throws {
+    let wired = try WiredDaemon()
+    let client = try wired.connect()
+    guard case .reply(let empty) = try wired.request(client, id: 1, #""request":"devices""#) else {
+      Issue.record("no reply to devices")
+      return
+    }
+    #expect(empty.result == .devices([]))
+    wired.plugIn(at: wired.daemon.loop.now())
+    guard case .reply(let listed) = try wired.request(client, id: 2, #""request":"devices""#) else {
+      Issue.record("no reply to devices")
+      return
+    }
+    #expect(
+      listed.result
+        == .devices([
+          DeviceSnapshot(
+            devnode: "/dev/input/event9", name: "test keys", id: "0000:0000", buttons: ["action"], grabbed: false)
+        ]))
+    guard case .reply(let status) = try wired.request(client, id: 3, #""request":"status""#),
+      case .buttons(let buttons) = status.result
+    else {
+      Issue.record("no buttons in the reply to status")
+      return
+    }
+    #expect(buttons.map(\.devices) == [["/dev/input/event9"]])
+  }
+}
