@@ -27,7 +27,8 @@ public enum ProviderOutcome: Hashable, Sendable {
   case disconnected
 }
 
-/// The daemon side of the socket: the engine implements it.
+/// The daemon side of the socket: `RequestRouter` implements it, over the engine and the
+/// input source.
 ///
 /// The server itself answers `ping`, `version`, `subscribe` and `unsubscribe`, checks
 /// access for mutating requests, and hands every other request to ``handle(_:from:reply:)``.
