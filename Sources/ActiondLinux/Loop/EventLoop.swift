@@ -40,7 +40,9 @@ public struct SignalInfo: Sendable, Equatable {
 ///   (devices, child processes), signals, due timers, then the ready `.low` watches
 ///   (socket clients). So a device event and the hold timer are handled before any
 ///   client work of the same turn, whatever the clients send; a `.low` handler bounds
-///   its own work per turn and asks for another with ``dispatchAgain(_:)``.
+///   its own work per turn and asks for another with ``dispatchAgain(_:)``, and the
+///   `.low` phase as a whole stops when ``lowPriorityBudget`` is spent or a timer falls
+///   due (the clients left wait, first in line, for the next turn).
 ///
 /// Not thread-safe: use it from the thread that runs it. Signals are blocked on the
 /// calling thread only, so call ``onSignal(_:_:)`` before starting other threads (the
@@ -92,6 +94,8 @@ public final class EventLoop {
     public var timerfdUpdates: UInt64 = 0
     /// Handler invocations asked for with ``EventLoop/dispatchAgain(_:)`` (included in `ioDispatches`).
     public var repeatedDispatches: UInt64 = 0
+    /// Ready `.low` watches left for the next turn because the turn's budget ran out.
+    public var deferredDispatches: UInt64 = 0
   }
 
   private struct Watch {
@@ -131,6 +135,17 @@ public final class EventLoop {
   private var events: [epoll_event]
   /// Watches whose handlers asked to run again next turn, in the order they asked.
   private var again: [UInt64] = []
+  /// Ready `.low` watches that a turn's budget left undispatched: they come first in the
+  /// next turn's `.low` phase, so many busy clients are served in turn and none starves.
+  private var deferred: [UInt64] = []
+
+  /// How long one turn may spend on `.low` watches (socket clients) in all. Each handler
+  /// bounds its own work; this bounds the sum over many clients, so that fifty busy
+  /// clients cannot keep a device event or a due hold timer waiting for fifty handlers'
+  /// worth of work. When it is spent (or a timer has fallen due), the remaining ready
+  /// `.low` watches wait for the next turn, which starts with devices, signals and timers.
+  /// At least one `.low` handler runs per turn, so clients always progress.
+  public var lowPriorityBudget = TimeSpan.milliseconds(1)
 
   /// Counters since creation.
   public private(set) var statistics = Statistics()
@@ -295,7 +310,7 @@ public final class EventLoop {
   /// batch of fd events, signals and due timers, and returns. For tests and for embedding.
   public func runOnce(until deadline: MonotonicInstant?) throws {
     var timeout: Int32 = -1
-    if !again.isEmpty {
+    if !again.isEmpty || !deferred.isEmpty {
       timeout = 0  // work is waiting: collect what is ready, do not sleep
     } else if let deadline {
       let remaining = deadline - now()
@@ -320,7 +335,7 @@ public final class EventLoop {
     // The batch is copied (a handler may re-enter runOnce: not recommended, but harmless)
     // and split by priority; a watch that asked to run again joins its class, once.
     var normal: [(UInt64, IOEvents)] = []
-    var low: [(UInt64, IOEvents)] = []
+    var lowBatch: [(UInt64, IOEvents)] = []
     var repeated = again
     again.removeAll()
     for event in events[0..<Int(count)] {
@@ -338,13 +353,30 @@ public final class EventLoop {
       if watch.priority == .normal {
         normal.append((token, Self.ioEvents(event.events)))
       } else {
-        low.append((token, Self.ioEvents(event.events)))
+        lowBatch.append((token, Self.ioEvents(event.events)))
       }
     }
     for token in repeated {
       guard let watch = watches[token] else { continue }
       statistics.repeatedDispatches += 1
-      if watch.priority == .normal { normal.append((token, [])) } else { low.append((token, [])) }
+      if watch.priority == .normal { normal.append((token, [])) } else { lowBatch.append((token, [])) }
+    }
+    // Those the last turn's budget left waiting go first, with this batch's readiness
+    // (level-triggered epoll reports them again); then the rest in the batch's order.
+    var low: [(UInt64, IOEvents)] = []
+    if deferred.isEmpty {
+      low = lowBatch
+    } else {
+      var pending: [UInt64: IOEvents] = [:]
+      for (token, events) in lowBatch { pending[token, default: []].formUnion(events) }
+      for token in deferred where watches[token] != nil {
+        low.append((token, pending.removeValue(forKey: token) ?? []))
+      }
+      for (token, _) in lowBatch {
+        guard let events = pending.removeValue(forKey: token) else { continue }
+        low.append((token, events))
+      }
+      deferred.removeAll()
     }
     dispatch(normal)
     if sawSignal { drainSignals() }
@@ -352,7 +384,7 @@ public final class EventLoop {
     // Due timers run even if the timerfd was not in this batch (e.g. a timer scheduled in
     // the past by an fd handler above): cheap, and it never delays a due deadline.
     fireDueTimers()
-    dispatch(low)
+    dispatchLow(low)
     if Int(count) == events.count && events.count < 1024 {
       events = Array(repeating: epoll_event(), count: events.count * 2)
     }
@@ -366,6 +398,28 @@ public final class EventLoop {
       statistics.ioDispatches += 1
       watch.handler(events)
     }
+  }
+
+  /// Dispatches `.low` watches until the turn's budget is spent or a timer falls due;
+  /// the rest wait for the next turn (``lowPriorityBudget``).
+  private func dispatchLow(_ ready: [(UInt64, IOEvents)]) {
+    let start = now()
+    for (index, (token, events)) in ready.enumerated() {
+      if index > 0 && (now() - start >= lowPriorityBudget || timerIsDue()) {
+        deferred = ready[index...].map(\.0).filter { watches[$0] != nil }
+        statistics.deferredDispatches += UInt64(deferred.count)
+        return
+      }
+      guard let watch = watches[token] else { continue }  // unregistered earlier in this turn
+      statistics.ioDispatches += 1
+      watch.handler(events)
+    }
+  }
+
+  private func timerIsDue() -> Bool {
+    dropCancelledTop()
+    guard let top = heap.first else { return false }
+    return top.deadline <= now()
   }
 
   private func epollAdd(_ fd: Int32, token: UInt64, events mask: UInt32) throws(Errno) {

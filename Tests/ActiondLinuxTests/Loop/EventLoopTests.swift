@@ -215,6 +215,74 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     #expect(order == ["device", "signal", "timer", "client"])
   }
 
+  /// Many busy clients cannot hold up the next turn: once the `.low` budget is spent the
+  /// rest wait, first in line next turn, so every client is served in turn (none starves)
+  /// and each turn starts again with devices, signals and timers.
+  @Test func aSpentLowBudgetLeavesTheRestForTheNextTurnInTurn() throws {
+    let loop = try EventLoop()
+    loop.lowPriorityBudget = .zero  // one `.low` handler per turn
+    var pipes: [(read: Int32, write: Int32)] = []
+    defer {
+      pipes.forEach {
+        Syscall.close($0.read); Syscall.close($0.write)
+      }
+    }
+    var order: [String] = []
+    for name in ["a", "b", "c"] {
+      let p = try Syscall.pipe(nonBlocking: true)
+      pipes.append(p)
+      // Never drained: ready in every turn, like a client with endless input.
+      _ = try loop.register(fd: p.read, interest: .readable, priority: .low) { events in
+        #expect(events.contains(.readable), "a deferred client keeps its readiness")
+        order.append(name)
+      }
+      try Syscall.writeAll(p.write, [1])
+    }
+    let device = try Syscall.pipe(nonBlocking: true)
+    pipes.append(device)
+    _ = try loop.register(fd: device.read, interest: .readable) { _ in
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(device.read, into: $0) }
+      order.append("device")
+    }
+    for turn in 0..<4 {
+      if turn == 2 { try Syscall.writeAll(device.write, [1]) }
+      try loop.runOnce(until: loop.now() + .seconds(5))
+    }
+    #expect(order == ["a", "b", "device", "c", "a"])
+    #expect(loop.statistics.deferredDispatches == 8)
+  }
+
+  /// A timer that falls due during the `.low` phase ends it: the timer runs at the start
+  /// of the next turn, before the clients that were still waiting.
+  @Test func aTimerFallingDueEndsTheLowPhase() throws {
+    let loop = try EventLoop()
+    loop.lowPriorityBudget = .seconds(3600)
+    var pipes: [(read: Int32, write: Int32)] = []
+    defer {
+      pipes.forEach {
+        Syscall.close($0.read); Syscall.close($0.write)
+      }
+    }
+    var order: [String] = []
+    for name in ["a", "b"] {
+      let p = try Syscall.pipe(nonBlocking: true)
+      pipes.append(p)
+      _ = try loop.register(fd: p.read, interest: .readable, priority: .low) { _ in
+        var byte: UInt8 = 0
+        _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(p.read, into: $0) }
+        order.append(name)
+        // The first client's work takes the loop past a deadline.
+        if order.count == 1 { loop.schedule(at: loop.now()) { _ in order.append("timer") } }
+      }
+      try Syscall.writeAll(p.write, [1])
+    }
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    #expect(order.count == 3)
+    #expect(order.dropFirst() == ["timer", order[0] == "a" ? "b" : "a"])
+  }
+
   /// A handler that stopped early is run again next turn without its fd being ready,
   /// and that turn does not wait.
   @Test func dispatchAgainRunsTheHandlerNextTurnWithoutWaiting() throws {
