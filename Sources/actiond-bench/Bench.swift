@@ -172,7 +172,7 @@ struct EventStream {
   var span: Int64 = 0
 
   init(count: Int, seed: UInt64) {
-    var rng = SplitMix64(state: seed)
+    var rng = SplitMix64(seed: seed)
     events.reserveCapacity(count)
     var now: Int64 = 0
     while events.count < count {
@@ -219,17 +219,5 @@ struct EventStream {
     while let deadline = recognizers.nextDeadline {
       recognizers.deadlineReached(at: deadline.at) { _, output in sink.take(output) }
     }
-  }
-}
-
-/// SplitMix64: a tiny seeded generator, so every run measures the same stream.
-struct SplitMix64 {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -213,23 +213,11 @@ let timerControl = """
   }
 }
 
-/// Deterministic pseudo-random numbers (SplitMix64), so a failure reproduces.
-private struct MutationRandom: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 @Suite struct ConfigMutationTests {
   /// Damaged files (truncated, bytes replaced, lines dropped or doubled) never crash the
   /// loader, and every problem it reports points into the file.
   @Test func damagedFilesAreReportedNotCrashed() {
-    var rng = MutationRandom(state: 0xAC71_04D)
+    var rng = SplitMix64(seed: 0xAC71_04D)
     let original = Array(DefaultConfiguration.text.utf8)
     let alphabet = Array("{}[]:,\"'/*\n 0123456789abcxyzKEY_-.$".utf8)
     var rejected = 0
