@@ -232,11 +232,13 @@ public final class ControlEngine {
         } else {
           output.log(.notice, "button \(config.name) held, but no control is assigned to it")
         }
-      case .releasedAfterHold(let at, let heldFor):
+      case .releasedAfterHold(let at, let heldFor, _):
         output.announce(.releasedAfterHold(button: config.name, kind: kind, time: at, duration: heldFor))
-      case .cancelled(_, let reason, let afterHold):
+      case .longHeld, .doublePressed, .releasedAfterDoublePress:
+        break
+      case .cancelled(_, let reason, let stage):
         // After a hold the perform already happened; there is nothing left to cancel.
-        if !afterHold {
+        if stage == .pending {
           output.announce(.cancelled(button: config.name, kind: kind, reason: reason.description))
         } else {
           output.log(.debug, "button \(config.name): press ended by \(reason) after its hold")
