@@ -80,11 +80,9 @@ public struct ButtonRecognizers: Hashable, Sendable {
     buttons[button].recognizer.abandon(at: now)
   }
 
-  /// `button`'s gestures changed (see ``PressRecognizer/setGestures(_:at:)``).
-  public mutating func setGestures(button: Int, _ gestures: GestureSet, at now: MonotonicInstant)
-    -> PressRecognizer.Output
-  {
-    buttons[button].recognizer.setGestures(gestures, at: now)
+  /// `button`'s gestures changed (see ``PressRecognizer/setGestures(_:)``).
+  public mutating func setGestures(button: Int, _ gestures: GestureSet) -> PressRecognizer.Output {
+    buttons[button].recognizer.setGestures(gestures)
   }
 
   /// The device serving `button` disappeared.

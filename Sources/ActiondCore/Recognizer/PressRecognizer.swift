@@ -469,11 +469,11 @@ public struct PressRecognizer: Hashable, Sendable {
     return out
   }
 
-  /// The button's gestures changed (an assignment was made or removed) at `now`. A
-  /// double-press window in progress on a button that no longer has the gesture ends at
-  /// once as the short press it was; a long hold added during a hold applies to it.
-  /// Nothing else is decided here: `now` may be ahead of events not yet read.
-  public mutating func setGestures(_ new: GestureSet, at now: MonotonicInstant) -> Output {
+  /// The button's gestures changed (an assignment was made or removed). A double-press
+  /// window in progress on a button that no longer has the gesture ends at once as the
+  /// short press it was; a long hold added during a hold applies to it. Nothing else is
+  /// decided here (no time is given: events not yet read may be pending).
+  public mutating func setGestures(_ new: GestureSet) -> Output {
     var out = Output()
     gestures = new
     if case .awaitingSecondPress(let pressedAt, let releasedAt) = state, !new.contains(.doublePress) {

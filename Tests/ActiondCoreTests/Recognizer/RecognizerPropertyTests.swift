@@ -341,7 +341,7 @@ import Testing
       case 20:  // an assignment changes the button's gestures
         let gestures = GestureSet(rawValue: UInt8.random(in: 0...3, using: &rng))
         log.append("b\(button) gestures=\(gestures) @\(now)")
-        record(button, recognizers.setGestures(button: button, gestures, at: now))
+        record(button, recognizers.setGestures(button: button, gestures))
       case 0:  // the device goes away (events in flight are lost with it)
         if present[button] {
           present[button] = false

@@ -196,7 +196,7 @@ enum RecognizerScenarioDriver: ScenarioDriver {
         }
         let button = try index(words[1], line)
         let set = try gestureSet(words[2], line)
-        report(recognizers.setGestures(button: button, set, at: time), button: button, deliveredAt: time)
+        report(recognizers.setGestures(button: button, set), button: button, deliveredAt: time)
       default:
         try keyEvent(line, at: time)
       }
