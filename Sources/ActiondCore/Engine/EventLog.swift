@@ -69,9 +69,12 @@ public struct EventLogLine: Hashable, Sendable {
       let shown = control.available ? control.valueText ?? "" : "unavailable (\(control.reason ?? "unknown"))"
       message = "\(control.displayName) is \(shown); hint \"\(control.hint)\""
       fields = [("kind", control.kind), ("value", control.value.map { $0 ? "on" : "off" } ?? "")]
-    case .assigned(let button, let control):
-      message = "button \(button) is assigned \(control.map { "\($0.displayName) (\($0.kind))" } ?? "nothing")"
-      fields = [("button", button), ("kind", control?.kind ?? "")]
+    case .assigned(let button, let gesture, let momentary, let control):
+      // A hold reads as it did before gestures: "button action is assigned ...".
+      let what = gesture == .hold ? "" : " \(gesture)"
+      let shown = control.map { "\($0.displayName) (\($0.kind))\(momentary ? ", momentary" : "")" } ?? "nothing"
+      message = "button \(button)\(what) is assigned \(shown)"
+      fields = [("button", button), ("gesture", gesture.rawValue), ("kind", control?.kind ?? "")]
     case .deviceAdded(let device):
       let grabbed = device.grabbed ? ", grabbed" : ""
       message =

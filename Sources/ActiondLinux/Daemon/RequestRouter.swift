@@ -48,10 +48,10 @@ extension RequestRouter: RequestHandler {
     case .get(let kind):
       try requireKind(kind)
       reply.succeed(.controls(engine.controlList(kind: kind)))
-    case .assign(let button, let kind, let configuration):
+    case .assign(let button, let kind, let configuration, let gesture, let momentary):
       try requireButton(button)
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      _ = try engine.assign(instance, to: button)
+      _ = try engine.assign(instance, to: button, gesture: gesture, momentary: momentary)
       reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
