@@ -77,8 +77,14 @@ public final class ControlEngine {
   private var gestureAssignments: [String: [Gesture: GestureAssignment]] = [:]
   /// The run-time assignments, as persisted: button → gesture → assignment.
   private var runtimeAssignments: [String: [Gesture: StateSnapshot.Assignment]] = [:]
-  /// Each button's hold instance (the control a short press hints and a hold performs).
-  private var assignments: [String: ControlInstance] { gestureAssignments.compactMapValues { $0[.hold]?.instance } }
+  /// Each button's hold instance (the control a short press hints and a hold performs),
+  /// by button name: a view of `gestureAssignments`, so the key-event path copies nothing.
+  private var assignments: HoldAssignments { HoldAssignments(all: gestureAssignments) }
+
+  private struct HoldAssignments {
+    let all: [String: [Gesture: GestureAssignment]]
+    subscript(button: String) -> ControlInstance? { all[button]?[.hold]?.instance }
+  }
   private var instances: [String: ControlInstance] = [:]
   private var values: [String: ControlValue] = [:]
   /// Store-backed values by ``ControlInstance/storeKey``.
@@ -682,7 +688,8 @@ public final class ControlEngine {
     instances[instance.id] = instance
     let snap = snapshot(instance, definition)
     output.announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
-    output.log(.notice, "button \(button) \(gesture) is now assigned \(assignment)")
+    output.log(
+      .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     if values[instance.id] == nil { refresh(instance) }
     return snap
   }

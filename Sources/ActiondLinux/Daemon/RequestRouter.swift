@@ -67,8 +67,14 @@ extension RequestRouter: RequestHandler {
           .badRequest, "name a button or a kind: \(configuration.buttons.count) buttons are configured")
       }
       try requireButton(button)
+      // A button performs its hold's control, as a hold of the key would.
       guard let instance = engine.assignment(of: button) else {
-        throw ProtocolError(.unassigned, "no control is assigned to \(button)")
+        let others = engine.assignments(of: button).keys.map(\.rawValue).sorted()
+        throw ProtocolError(
+          .unassigned,
+          others.isEmpty
+            ? "no control is assigned to \(button)"
+            : "no control is assigned to the hold of \(button) (only to \(others.joined(separator: " and ")))")
       }
       engine.perform(instance, button: button, source: .socket) { RequestRouter.answer(reply, with: $0) }
     case .perform(.control(let kind, let configuration)):
