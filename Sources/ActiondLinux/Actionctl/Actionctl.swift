@@ -23,7 +23,7 @@ public enum Actionctl {
     usage: actionctl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARGS]
 
     commands:
-      status [BUTTON]                      buttons, their controls, state and hint
+      status [BUTTON]                      buttons, each gesture's control, state and hint
       list                                 every control
       get KIND                             one control's instances
       assign BUTTON KIND [NAME=VALUE...] [--gesture hold|doublePress|longHold] [--momentary]

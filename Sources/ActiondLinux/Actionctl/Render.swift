@@ -33,6 +33,8 @@ enum Render {
         line += cell
         if i < row.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
       }
+      // Empty last cells (an unassigned button) leave no trailing blanks.
+      while line.hasSuffix(" ") { line.removeLast() }
       return line
     }.joined(separator: "\n")
   }

@@ -245,3 +245,44 @@ import Testing
     )
   }
 }
+
+/// How `actionctl` prints a button's gestures.
+@Suite struct ActionctlGestureRenderTests {
+  static let timer = ControlSnapshot(
+    kind: "t.timer", displayName: "Timer", type: .toggle, value: false, valueText: "Stopped", hint: "Hold to Start")
+  static let mute = ControlSnapshot(
+    kind: "t.mute", displayName: "Mute", type: .toggle, value: false, valueText: "Sound On", hint: "Hold to Mute")
+  static let panel = ButtonStatus(
+    name: "panel", key: "KEY_PROG2", devices: [], holdThreshold: .milliseconds(600), control: timer, momentary: true,
+    doublePress: mute)
+
+  @Test func statusHasARowPerAssignedGesture() {
+    let unassigned = ButtonStatus(
+      name: "foot", key: "KEY_B", devices: [], holdThreshold: .milliseconds(600), control: nil)
+    #expect(
+      Render.buttons([Self.panel, unassigned]).split(separator: "\n") == [
+        "BUTTON  KEY        DEVICE  GESTURE           CONTROL       KIND     STATE     HINT",
+        "panel   KEY_PROG2  (none)  hold (momentary)  Timer         t.timer  Stopped   Hold to Start",
+        "                           doublePress       Mute          t.mute   Sound On  Hold to Mute",
+        "foot    KEY_B      (none)                    (unassigned)",
+      ])
+  }
+
+  @Test func assignAndPressRepliesNameTheGestures() {
+    let hello = Hello(client: ClientAccess(uid: 0, gid: 0, pid: 1, control: true), buttons: [])
+    #expect(
+      Render.reply(Reply(id: nil, request: .assign, result: .button(Self.panel)), hello: hello)
+        == """
+        panel (hold, momentary) → Timer (t.timer): Stopped, Hold to Start
+        panel (doublePress) → Mute (t.mute): Sound On, Hold to Mute
+        """)
+    var noHold = Self.panel
+    noHold.control = nil
+    #expect(
+      Render.reply(Reply(id: nil, request: .press, result: .button(noHold)), hello: hello) == "panel: doublePress Mute")
+    #expect(
+      Render.event(.assigned(button: "panel", gesture: .longHold, control: Self.mute))
+        == "assigned panel (longHold): Mute (t.mute)")
+    #expect(Render.event(.assigned(button: "panel", control: nil)) == "assigned panel: (unassigned)")
+  }
+}
