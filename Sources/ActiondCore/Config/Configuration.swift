@@ -131,6 +131,8 @@ public struct ButtonConfig: Hashable, Sendable {
   public static let defaultDebounce = RecognizerSettings.defaultDebounce
   public static let debounceRangeMs: ClosedRange<Int64> =
     RecognizerSettings.debounceRange.lowerBound.milliseconds...RecognizerSettings.debounceRange.upperBound.milliseconds
+  // The gesture timing rules, in one place until the recognizer's settings own them too
+  // (then these point there, like the two above); the loader and `ButtonStatus` read them.
   /// 300 ms: a relaxed double click; a first press waits this long before it is a short press.
   public static let defaultDoublePressWindow = TimeSpan.milliseconds(300)
   /// Valid double-press windows, inclusive: 100 ms ... 1 s.
