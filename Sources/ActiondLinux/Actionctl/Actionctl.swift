@@ -191,6 +191,10 @@ public enum Actionctl {
           throw UsageError(message)
         }
         gesture = g
+      } else if arg.hasPrefix("-") {
+        // Button names and kinds start with a letter or digit, and configuration is
+        // NAME=VALUE: a dash here is a mistyped option, not an argument.
+        throw UsageError("assign has no option \"\(arg)\" (its options: --gesture G, --momentary)")
       } else {
         positional.append(arg)
       }

@@ -226,6 +226,10 @@ import Testing
     (["action", "k", "--gesture", "tap"], #"--gesture takes one of hold, doublePress, longHold, got "tap""#),
     (["action", "k", "--gesture", "hold", "--gesture=longHold"], "--gesture is given twice"),
     (
+      ["action", "k", "--gestur", "longHold"],
+      #"assign has no option "--gestur" (its options: --gesture G, --momentary)"#
+    ),
+    (
       ["action", "k", "--gesture", "doublePress", "--momentary"],
       "--momentary is only for the hold, not --gesture doublePress"
     ),
