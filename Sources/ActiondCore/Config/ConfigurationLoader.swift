@@ -558,7 +558,7 @@ public enum ConfigurationLoader {
     }
     do {
       return GestureAssignment(
-        try ControlInstance(definition: definition, configuration: configuration), momentary: momentary)
+        instance: try ControlInstance(definition: definition, configuration: configuration), momentary: momentary)
     } catch {
       for problem in error.problems { r.report(configurationPath / problem.parameter, problem.message) }
       return nil

@@ -675,7 +675,7 @@ public final class ControlEngine {
           "only a toggle can be momentary (on while held, off at the release): \(instance.kind) is a button")
       }
     }
-    let assignment = GestureAssignment(instance, momentary: momentary)
+    let assignment = GestureAssignment(instance: instance, momentary: momentary)
     var stored = StateSnapshot.Assignment(assignment)
     stored.replaces = configuration.assignment(of: button, gesture: gesture).map(StateSnapshot.Replaced.init)
     let (oldStored, oldAssigned) = (runtimeAssignments[button], gestureAssignments[button])
@@ -724,7 +724,8 @@ public final class ControlEngine {
               definition: definition,
               configuration: JSONObject(run.configuration.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
           {
-            resolved[button.name, default: [:]][gesture] = GestureAssignment(instance, momentary: run.momentary)
+            resolved[button.name, default: [:]][gesture] = GestureAssignment(
+              instance: instance, momentary: run.momentary)
             continue
           } else {
             stored[gesture] = nil

@@ -55,7 +55,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     let snap = try engine.assign(mute, to: "action", gesture: .doublePress)
     #expect(snap.kind == "org.example.mute")
     #expect(engine.assignment(of: "action")?.kind == "org.example.timer")
-    #expect(engine.assignment(of: "action", gesture: .doublePress) == GestureAssignment(mute))
+    #expect(engine.assignment(of: "action", gesture: .doublePress) == GestureAssignment(instance: mute))
     #expect(engine.assignment(of: "action", gesture: .longHold) == nil)
     #expect(engine.assignments(of: "action").keys.sorted { $0.rawValue > $1.rawValue } == [.hold, .doublePress])
     #expect(engine.assignments(of: "nope").isEmpty)
@@ -87,7 +87,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     let restarted = Recorder()
     let second = ControlEngine(
       configuration: config, state: try StateSnapshot.decode(saved.encoded()), output: restarted)
-    #expect(second.assignment(of: "foot", gesture: .longHold) == GestureAssignment(led))
+    #expect(second.assignment(of: "foot", gesture: .longHold) == GestureAssignment(instance: led))
     #expect(second.assignment(of: "action", gesture: .hold)?.momentary == true)
     #expect(second.buttonStatus("action").first?.momentary == true)
     // Values are read for instances of any gesture.
@@ -117,7 +117,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     #expect(recorder.assigned.isEmpty)
     #expect(
       engine.assignment(of: "action", gesture: .hold)
-        == GestureAssignment(try engine.instance(kind: "org.example.timer", configuration: nil)))
+        == GestureAssignment(instance: try engine.instance(kind: "org.example.timer", configuration: nil)))
   }
 
   @Test func aFailedSaveChangesNothing() throws {
