@@ -354,8 +354,29 @@ import Testing
       threshold: .milliseconds(600))
     #expect(
       JSONEncoding.compact(e.json)
-        == #"{"type":"event","event":"pressed","button":"action","kind":"org.example.timer","hint":"Hold to Start","time":5000000,"thresholdMs":600,"deadline":5600000}"#
+        == #"{"type":"event","event":"pressed","button":"action","kind":"org.example.timer","hint":"Hold to Start","hints":[],"time":5000000,"thresholdMs":600,"deadline":5600000}"#
     )
+  }
+
+  /// Every gesture's hint, in one line and per gesture; a kind filter matches any of them.
+  @Test func pressedListsEveryGesturesHint() throws {
+    let hints = [
+      GestureHint(gesture: .hold, kind: "org.example.timer", hint: "Hold to Start"),
+      GestureHint(gesture: .doublePress, kind: "org.example.mute", hint: "Press twice to Mute"),
+    ]
+    let e = Event.pressed(
+      button: "action", kind: "org.example.timer", hint: "Hold to Start · Press twice to Mute", hints: hints,
+      time: MonotonicInstant(nanoseconds: 5_000_000_000), threshold: .milliseconds(600))
+    let line = JSONEncoding.compact(e.json)
+    #expect(
+      line
+        == #"{"type":"event","event":"pressed","button":"action","kind":"org.example.timer","hint":"Hold to Start · Press twice to Mute","hints":[{"gesture":"hold","kind":"org.example.timer","hint":"Hold to Start"},{"gesture":"doublePress","kind":"org.example.mute","hint":"Press twice to Mute"}],"time":5000000,"thresholdMs":600,"deadline":5600000}"#
+    )
+    #expect(try Event(json: JSONParser.parse(line).root) == e)
+    #expect(SubscriptionFilter(kinds: ["org.example.mute"]).matches(e))
+    #expect(!SubscriptionFilter(kinds: ["org.example.other"]).matches(e))
+    let bad = line.replacingOccurrences(of: #""gesture":"doublePress""#, with: #""gesture":"triplePress""#)
+    #expect(throws: ProtocolError.self) { try Event(json: JSONParser.parse(bad).root) }
   }
 
   @Test func releasedAfterHoldHasItsOwnNameAndTheReleaseMembers() throws {
@@ -364,7 +385,7 @@ import Testing
       duration: .milliseconds(900))
     #expect(
       String(decoding: ServerMessage.event(e).line, as: UTF8.self)
-        == #"{"type":"event","event":"released-after-hold","button":"action","kind":"org.example.timer","time":5900000,"durationMs":900}"#
+        == #"{"type":"event","event":"released-after-hold","button":"action","kind":"org.example.timer","time":5900000,"durationMs":900,"longHeld":false}"#
         + "\n")
     #expect(EventName(rawValue: "released-after-hold") == .releasedAfterHold)
     #expect(SubscriptionFilter(events: [.releasedAfterHold]).matches(e))
@@ -382,9 +403,20 @@ import Testing
       .pressed(button: "action", kind: nil, hint: nil, time: t, threshold: .milliseconds(600)),
       .released(button: "action", kind: "k", hint: "Hold to Start", time: t, duration: .milliseconds(120)),
       .held(button: "action", kind: "k", time: t),
+      .held(
+        button: "action", kind: nil, time: t,
+        longHold: LongHoldNotice(kind: "r", hint: "Keep holding to Reboot", deadline: t + .seconds(3))),
+      .longHeld(button: "action", kind: "r", time: t),
+      .doublePressed(button: "action", kind: "m", time: t, gap: .milliseconds(120)),
+      .releasedAfterDoublePress(button: "action", kind: "m", time: t, duration: .milliseconds(80)),
       .releasedAfterHold(button: "action", kind: "k", time: t, duration: .milliseconds(900)),
+      .releasedAfterHold(button: "action", kind: "k", time: t, duration: .milliseconds(3900), longHeld: true),
       .releasedAfterHold(button: "action", kind: nil, time: t, duration: .milliseconds(700)),
       .performing(kind: "k", button: "action", source: .button, value: true),
+      .performing(kind: "m", button: "action", source: .button, gesture: .doublePress, value: nil),
+      .performed(button: "action", source: .button, gesture: .longHold, control: Self.timer),
+      .failed(kind: "k", button: "action", source: .button, gesture: .hold, error: ProtocolError(.failed, "exit 1")),
+      .busy(kind: "k", button: "action", source: .button, gesture: .doublePress),
       .performing(kind: "k", button: nil, source: .socket, value: nil),
       .performed(button: "action", source: .button, control: Self.timer),
       .failed(kind: "k", button: nil, source: .socket, error: ProtocolError(.timeout, "no answer within 5 s")),

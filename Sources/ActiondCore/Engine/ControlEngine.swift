@@ -26,19 +26,24 @@ public final class ControlEngine {
     /// The button whose hold caused it; nil for socket performs.
     public let button: String?
     public let source: PerformSource
-    /// For a hold, the kernel's timestamp of the key-down that started the press: the
-    /// identity of the gesture (`ACTIOND_PRESS_TIME`). nil for socket performs.
+    /// For a button gesture, the kernel's timestamp of the key-down of the press that
+    /// performed (for a double press, the second one): the identity of the gesture
+    /// (`ACTIOND_PRESS_TIME`). nil for socket performs.
     public let pressTime: MonotonicInstant?
+    /// The button gesture that performed it (`ACTIOND_GESTURE`); nil for socket performs.
+    public let gesture: Gesture?
 
     /// The environment contract of exec intents: `ACTIOND_KIND`, `ACTIOND_BUTTON`,
-    /// `ACTIOND_PRESS_TIME` (holds: the key-down's CLOCK_MONOTONIC time in microseconds,
-    /// the `time` of the `pressed` event), `ACTIOND_VALUE` (toggles: 1 or 0) and one
+    /// `ACTIOND_GESTURE` (`hold`, `doublePress`, `longHold`), `ACTIOND_PRESS_TIME` (the
+    /// performing press's key-down, CLOCK_MONOTONIC in microseconds: the `time` of its
+    /// `pressed` or `double-pressed` event), `ACTIOND_VALUE` (toggles: 1 or 0) and one
     /// `ACTIOND_PARAM_<NAME>` per parameter.
     public var environment: [String: String] {
       var env = instance.parameterEnvironment
       env["ACTIOND_KIND"] = kind
       env["ACTIOND_INSTANCE"] = instance.id
       if let button { env["ACTIOND_BUTTON"] = button }
+      if let gesture { env["ACTIOND_GESTURE"] = gesture.rawValue }
       if let pressTime { env["ACTIOND_PRESS_TIME"] = String(pressTime.microseconds) }
       if let requestedValue { env["ACTIOND_VALUE"] = requestedValue ? "1" : "0" }
       return env
@@ -125,6 +130,7 @@ public final class ControlEngine {
     self.runtimeAssignments = state.assignments
     resolveAssignments(announce: false)
     storeValuesChanged = reconcileStoreValues()
+    syncGestures()
   }
 
   // MARK: - Start
@@ -220,50 +226,192 @@ public final class ControlEngine {
 
   private func handle(_ out: PressRecognizer.Output, button index: Int) {
     let config = configuration.buttons[index]
+    let name = config.name
     if let anomaly = out.anomaly {
-      output.log(.warning, "recognizer anomaly on button \(config.name): \(anomaly) (a bug; ignored)")
+      output.log(.warning, "recognizer anomaly on button \(name): \(anomaly) (a bug; ignored)")
     }
     for announcement in out.announcements {
-      let instance = assignments[config.name]
-      let kind = instance?.kind
+      let hold = gestureAssignment(name, .hold)
       switch announcement {
       case .pressed(let at):
+        let hints = gestureHints(button: name)
         output.announce(
           .pressed(
-            button: config.name, kind: kind, hint: hint(button: config.name), time: at, threshold: config.holdThreshold)
-        )
+            button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
+            threshold: config.holdThreshold))
       case .releasedShort(let at, let heldFor):
+        let hints = gestureHints(button: name)
         output.announce(
-          .released(button: config.name, kind: kind, hint: hint(button: config.name), time: at, duration: heldFor))
+          .released(
+            button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
+            duration: heldFor))
       case .held(let at, let pressedAt):
-        output.announce(.held(button: config.name, kind: kind, time: at))
-        if let instance {
-          perform(instance, button: config.name, source: .button, pressTime: pressedAt, completion: nil)
-        } else {
-          output.log(.notice, "button \(config.name) held, but no control is assigned to it")
+        let long = gestureAssignment(name, .longHold)
+        let notice = long.flatMap { long -> LongHoldNotice? in
+          guard let definition = configuration.control(kind: long.instance.kind) else { return nil }
+          return LongHoldNotice(
+            kind: long.instance.kind,
+            hint: ControlPresentation.hint(
+              .keepHolding, for: definition, missing: long.instance.missing, value: value(of: long.instance, definition)
+            ),
+            deadline: pressedAt + recognizers[index].recognizer.settings.longHoldThreshold)
         }
-      case .releasedAfterHold(let at, let heldFor):
-        output.announce(.releasedAfterHold(button: config.name, kind: kind, time: at, duration: heldFor))
-      case .cancelled(_, let reason, let afterHold):
-        // After a hold the perform already happened; there is nothing left to cancel.
-        if !afterHold {
-          output.announce(.cancelled(button: config.name, kind: kind, reason: reason.description))
+        output.announce(.held(button: name, kind: hold?.instance.kind, time: at, longHold: notice))
+        if let hold {
+          if hold.momentary {
+            // On while held: whatever ends this press (release, lost device, reload)
+            // turns it off again (`endMomentary`).
+            momentaryHolds[name] = MomentaryHold(instance: hold.instance, pressTime: pressedAt)
+            performMomentary(hold.instance, on: true, button: name, pressTime: pressedAt)
+          } else {
+            perform(hold.instance, button: name, source: .button, gesture: .hold, pressTime: pressedAt, completion: nil)
+          }
+        } else if long == nil {
+          output.log(.notice, "button \(name) held, but no control is assigned to it")
+        }
+      case .longHeld(let at, let pressedAt):
+        let long = gestureAssignment(name, .longHold)
+        output.announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
+        if let long {
+          perform(long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
+        }
+      case .releasedAfterHold(let at, let heldFor, let longHeld):
+        output.announce(
+          .releasedAfterHold(button: name, kind: hold?.instance.kind, time: at, duration: heldFor, longHeld: longHeld))
+        endMomentary(button: name)
+      case .doublePressed(let at, _, let gap):
+        let double = gestureAssignment(name, .doublePress)
+        output.announce(.doublePressed(button: name, kind: double?.instance.kind, time: at, gap: gap))
+        if let double {
+          perform(double.instance, button: name, source: .button, gesture: .doublePress, pressTime: at, completion: nil)
         } else {
-          output.log(.debug, "button \(config.name): press ended by \(reason) after its hold")
+          // The assignment went away during the window; the recognizer was told, but this
+          // press had already been read.
+          output.log(.notice, "button \(name) double-pressed, but no control is assigned to its double press")
+        }
+      case .releasedAfterDoublePress(let at, let heldFor):
+        let double = gestureAssignment(name, .doublePress)
+        output.announce(
+          .releasedAfterDoublePress(button: name, kind: double?.instance.kind, time: at, duration: heldFor))
+      case .cancelled(_, let reason, let stage):
+        // After a hold or a double press the perform already happened; there is nothing
+        // left to cancel, but a momentary toggle held on must go off.
+        if stage == .pending {
+          output.announce(.cancelled(button: name, kind: hold?.instance.kind, reason: reason.description))
+        } else {
+          output.log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
+          endMomentary(button: name)
         }
       }
     }
   }
 
+  /// The hint of every gesture of `button` that has a control, hold first.
+  private func gestureHints(button: String) -> [GestureHint] {
+    guard let index = configuration.buttons.firstIndex(where: { $0.name == button }), index < recognizers.count
+    else { return [] }
+    let settings = recognizers[index].recognizer.settings
+    var hints: [GestureHint] = []
+    for gesture in Gesture.allCases {
+      guard let assigned = gestureAssignment(button, gesture),
+        let definition = configuration.control(kind: assigned.instance.kind)
+      else { continue }
+      let kind: ControlPresentation.HintGesture =
+        switch gesture {
+        case .hold: assigned.momentary ? .momentaryHold : .hold
+        case .doublePress: .doublePress
+        case .longHold: .longHold(settings.longHoldThreshold)
+        }
+      let text = ControlPresentation.hint(
+        kind, for: definition, missing: assigned.instance.missing, value: value(of: assigned.instance, definition))
+      hints.append(GestureHint(gesture: gesture, kind: assigned.instance.kind, hint: text))
+    }
+    return hints
+  }
+
+  private func joinedHint(_ hints: [GestureHint], button: String) -> String {
+    hints.isEmpty ? ControlPresentation.unassignedHint(button: button) : ControlPresentation.joined(hints.map(\.hint))
+  }
+
+  /// The gestures beyond the hold `button` listens for: those with a control assigned.
+  private func gestureSet(button: String) -> GestureSet {
+    var set: GestureSet = []
+    if gestureAssignment(button, .doublePress) != nil { set.insert(.doublePress) }
+    if gestureAssignment(button, .longHold) != nil { set.insert(.longHold) }
+    return set
+  }
+
+  /// Tells every recognizer which gestures its button has now (after assignments changed).
+  /// A double-press window in progress on a button that lost the gesture ends as the
+  /// short press it was.
+  private func syncGestures() {
+    for (index, button) in configuration.buttons.enumerated() where index < recognizers.count {
+      let set = gestureSet(button: button.name)
+      guard recognizers[index].recognizer.gestures != set else { continue }
+      handle(recognizers.setGestures(button: index, set), button: index)
+    }
+    rearm()
+  }
+
+  // MARK: - Momentary toggles
+
+  /// A momentary toggle held on by a button's press: it goes off when the press ends.
+  private struct MomentaryHold {
+    var instance: ControlInstance
+    var pressTime: MonotonicInstant
+  }
+
+  /// A momentary perform that arrived while the instance's intent ran: it runs as soon as
+  /// that one finished (the one exception to "busy, not queued": an off must never be lost).
+  private struct QueuedMomentary {
+    var on: Bool
+    var button: String
+    var pressTime: MonotonicInstant
+  }
+
+  /// Button name → the momentary toggle its current press holds on.
+  private var momentaryHolds: [String: MomentaryHold] = [:]
+  /// Instance id → the momentary perform waiting for its running intent.
+  private var queuedMomentary: [String: QueuedMomentary] = [:]
+
+  /// The press that held a momentary toggle on ended (released, device lost, resync,
+  /// reload): turn it off, whatever happened to the on.
+  private func endMomentary(button: String) {
+    guard let held = momentaryHolds.removeValue(forKey: button) else { return }
+    performMomentary(held.instance, on: false, button: button, pressTime: held.pressTime)
+  }
+
+  private func performMomentary(_ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant) {
+    if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
+      // A later request replaces an earlier queued one: on then off while busy is off.
+      queuedMomentary[instance.id] = QueuedMomentary(on: on, button: button, pressTime: pressTime)
+      output.log(.info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
+      return
+    }
+    perform(
+      instance, button: button, source: .button, gesture: .hold, pressTime: pressTime, forcing: on,
+      valueWasRead: false, completion: nil)
+  }
+
+  /// An intent of `instanceID` finished (either way): run the momentary perform that waited for it.
+  private func runQueuedMomentary(_ instanceID: String) {
+    guard let queued = queuedMomentary.removeValue(forKey: instanceID),
+      let instance = instances[instanceID]
+    else { return }
+    performMomentary(instance, on: queued.on, button: queued.button, pressTime: queued.pressTime)
+  }
+
   /// `press`: a simulated short press on `button`. Like a real one it performs nothing
-  /// and announces the hint (pressed, then released). False when there is no such button.
+  /// and announces the hints (pressed, then released). False when there is no such button.
   @discardableResult
   public func simulatePress(button: String, at time: MonotonicInstant) -> Bool {
     guard let config = configuration.button(named: button) else { return false }
-    let kind = assignments[button]?.kind
-    let hint = hint(button: button)
-    output.announce(.pressed(button: button, kind: kind, hint: hint, time: time, threshold: config.holdThreshold))
-    output.announce(.released(button: button, kind: kind, hint: hint, time: time, duration: .zero))
+    let kind = gestureAssignment(button, .hold)?.instance.kind
+    let hints = gestureHints(button: button)
+    let hint = joinedHint(hints, button: button)
+    output.announce(
+      .pressed(button: button, kind: kind, hint: hint, hints: hints, time: time, threshold: config.holdThreshold))
+    output.announce(.released(button: button, kind: kind, hint: hint, hints: hints, time: time, duration: .zero))
     return true
   }
 
@@ -278,40 +426,45 @@ public final class ControlEngine {
   // MARK: - Perform
 
   /// Performs `instance` as a hold would. The completion (socket performs) gets the
-  /// resulting control or the error; holds announce instead.
-  /// `pressTime`: the key-down of the hold that asked for it (nil for socket performs).
+  /// resulting control or the error; button gestures announce instead.
+  /// `pressTime`: the key-down of the press that asked for it, `gesture` which gesture
+  /// it was (both nil for socket performs).
   public func perform(
-    _ instance: ControlInstance, button: String?, source: PerformSource, pressTime: MonotonicInstant? = nil,
-    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture? = nil,
+    pressTime: MonotonicInstant? = nil, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
     perform(
-      instance, button: button, source: source, pressTime: pressTime, valueWasRead: false, completion: completion)
+      instance, button: button, source: source, gesture: gesture, pressTime: pressTime, forcing: nil,
+      valueWasRead: false, completion: completion)
   }
 
+  /// `forcing`: a momentary toggle's requested value (on at the hold, off at its end),
+  /// run whatever the current value is; nil: a toggle requests the opposite of its value.
   private func perform(
-    _ instance: ControlInstance, button: String?, source: PerformSource, pressTime: MonotonicInstant?,
-    valueWasRead: Bool, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture?,
+    pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool,
+    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
     guard let definition = configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
-      output.announce(.failed(kind: instance.kind, button: button, source: source, error: e))
+      output.announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
       completion?(.failure(e))
       return
     }
     instances[instance.id] = instance
     func fail(_ error: ProtocolError) {
-      output.announce(.failed(kind: instance.kind, button: button, source: source, error: error))
+      output.announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: error))
       output.log(.warning, "\(definition.displayName): \(error.message)")
       completion?(.failure(error))
     }
     let intent: IntentSpec
     let requested: Bool?
-    switch plan(instance, definition, valueWasRead: valueWasRead) {
+    switch plan(instance, definition, valueWasRead: valueWasRead, forcing: forcing) {
     case .fail(let error):
       fail(error)
       return
     case .busy:
-      output.announce(.busy(kind: instance.kind, button: button, source: source))
+      output.announce(.busy(kind: instance.kind, button: button, source: source, gesture: gesture))
       completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
     case .readFirst:
@@ -323,7 +476,8 @@ public final class ControlEngine {
         guard let self else { return }
         self.readingToPerform.remove(instance.id)
         self.perform(
-          instance, button: button, source: source, pressTime: pressTime, valueWasRead: true, completion: completion)
+          instance, button: button, source: source, gesture: gesture, pressTime: pressTime, forcing: nil,
+          valueWasRead: true, completion: completion)
       }
       return
     case .run(let planned, let value):
@@ -332,9 +486,10 @@ public final class ControlEngine {
     }
     let job = PerformJob(
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
-      requestedValue: requested, button: button, source: source, pressTime: pressTime)
+      requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
     inFlight[instance.id] = InFlight(job: job, completion: completion)
-    output.announce(.performing(kind: instance.kind, button: button, source: source, value: requested))
+    output.announce(
+      .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))
     if case .state = intent {
       // No outside effect: the store is the whole truth, so the perform is done at once.
       performFinished(job: job.id, .succeeded)
@@ -352,7 +507,9 @@ public final class ControlEngine {
     case fail(ProtocolError)
   }
 
-  private func plan(_ instance: ControlInstance, _ definition: ControlDefinition, valueWasRead: Bool) -> Plan {
+  private func plan(
+    _ instance: ControlInstance, _ definition: ControlDefinition, valueWasRead: Bool, forcing: Bool? = nil
+  ) -> Plan {
     guard instance.isConfigured else {
       return .fail(
         ProtocolError(
@@ -360,7 +517,9 @@ public final class ControlEngine {
     }
     if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) { return .busy }
     var requested: Bool?
-    if definition.type == .toggle {
+    if definition.type == .toggle, let forcing {
+      requested = forcing
+    } else if definition.type == .toggle {
       switch value(of: instance, definition) {
       case .on: requested = false
       case .off: requested = true
@@ -396,8 +555,9 @@ public final class ControlEngine {
     case .failed(let code, let reason):
       inFlight[instanceID] = nil
       let error = ProtocolError(code, reason)
-      output.announce(.failed(kind: job.kind, button: job.button, source: job.source, error: error))
+      output.announce(.failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
       entry.value.completion?(.failure(error))
+      runQueuedMomentary(instanceID)
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
         finishPerform(instanceID)
@@ -411,8 +571,10 @@ public final class ControlEngine {
           // Not stored is not changed: the value stays, and so does what was announced.
           storeValues[key] = old
           inFlight[instanceID] = nil
-          output.announce(.failed(kind: job.kind, button: job.button, source: job.source, error: error))
+          output.announce(
+            .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
           entry.value.completion?(.failure(error))
+          runQueuedMomentary(instanceID)
           return
         }
         setValue(ControlValue(requested), of: job.instance, definition)
@@ -428,18 +590,23 @@ public final class ControlEngine {
 
   private func finishPerform(_ instanceID: String) {
     guard let entry = inFlight.removeValue(forKey: instanceID) else { return }
+    defer { runQueuedMomentary(instanceID) }
     guard let definition = configuration.control(kind: entry.job.kind) else {
       // A reload removed the definition while its intent ran: the intent finished, but
       // there is no control left to show. Say so rather than leaving the request unanswered.
       let error = ProtocolError(
         .unknownKind,
         "\(entry.job.kind) was removed from the configuration while its intent ran; the intent finished")
-      output.announce(.failed(kind: entry.job.kind, button: entry.job.button, source: entry.job.source, error: error))
+      output.announce(
+        .failed(
+          kind: entry.job.kind, button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture,
+          error: error))
       entry.completion?(.failure(error))
       return
     }
     let snapshot = self.snapshot(entry.job.instance, definition)
-    output.announce(.performed(button: entry.job.button, source: entry.job.source, control: snapshot))
+    output.announce(
+      .performed(button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture, control: snapshot))
     entry.completion?(.success(snapshot))
   }
 
@@ -690,6 +857,7 @@ public final class ControlEngine {
     output.announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
     output.log(
       .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
+    syncGestures()
     if values[instance.id] == nil { refresh(instance) }
     return snap
   }
@@ -704,6 +872,11 @@ public final class ControlEngine {
 
   /// Every gesture `button` has an assignment for (empty: unassigned or no such button).
   public func assignments(of button: String) -> [Gesture: GestureAssignment] { gestureAssignments[button] ?? [:] }
+
+  /// The control assigned to `gesture` of `button`, if any (the recognizer's reactions ask this).
+  func gestureAssignment(_ button: String, _ gesture: Gesture) -> GestureAssignment? {
+    gestureAssignments[button]?[gesture]
+  }
 
   private func resolveAssignments(announce: Bool) {
     var resolved: [String: [Gesture: GestureAssignment]] = [:]
@@ -785,7 +958,7 @@ public final class ControlEngine {
     resolveAssignments(announce: true)
     _ = reconcileStoreValues()
     persist()
-    rearm()
+    syncGestures()
     start()
   }
 

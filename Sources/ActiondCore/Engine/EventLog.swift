@@ -22,7 +22,9 @@ public struct EventLogLine: Hashable, Sendable {
   /// log's level cost nothing but this.
   public static func level(of event: Event) -> LogLevel {
     switch event {
-    case .pressed, .released, .releasedAfterHold, .held, .performing, .cancelled: .info
+    case .pressed, .released, .releasedAfterHold, .held, .longHeld, .doublePressed, .releasedAfterDoublePress,
+      .performing, .cancelled:
+      .info
     case .performed, .busy, .assigned, .deviceAdded, .deviceRemoved: .notice
     case .failed: .warning
     case .state(let control, _): control.available ? .info : .warning
@@ -34,33 +36,53 @@ public struct EventLogLine: Hashable, Sendable {
     self.event = event.name.rawValue
     level = EventLogLine.level(of: event)
     switch event {
-    case .pressed(let button, let kind, let hint, _, let threshold):
+    case .pressed(let button, let kind, let hint, _, _, let threshold):
       message = "button \(button) pressed: \(hint ?? "nothing assigned")"
       fields = [("button", button), ("kind", kind ?? ""), ("threshold_ms", String(threshold.milliseconds))]
-    case .released(let button, let kind, let hint, _, let duration):
+    case .released(let button, let kind, let hint, _, _, let duration):
       message = "button \(button) short press (\(duration.milliseconds) ms): \(hint ?? "nothing assigned")"
       fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
-    case .releasedAfterHold(let button, let kind, _, let duration):
-      message = "button \(button) released after its hold (\(duration.milliseconds) ms)"
+    case .releasedAfterHold(let button, let kind, _, let duration, let longHeld):
+      message = "button \(button) released after its \(longHeld ? "long hold" : "hold") (\(duration.milliseconds) ms)"
       fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
-    case .held(let button, let kind, _):
-      message = "button \(button) held\(kind.map { ": performing \($0)" } ?? ", but nothing is assigned")"
+    case .held(let button, let kind, _, let longHold):
+      message =
+        "button \(button) held\(kind.map { ": performing \($0)" } ?? ", but nothing is assigned")"
+        + (longHold.map { "; \($0.hint)" } ?? "")
       fields = [("button", button), ("kind", kind ?? "")]
-    case .performing(let kind, let button, let source, let value):
+    case .longHeld(let button, let kind, _):
+      message = "button \(button) long-held\(kind.map { ": performing \($0)" } ?? ", but nothing is assigned")"
+      fields = [("button", button), ("kind", kind ?? "")]
+    case .doublePressed(let button, let kind, _, let gap):
+      message =
+        "button \(button) double-pressed (\(gap.milliseconds) ms apart)"
+        + (kind.map { ": performing \($0)" } ?? ", but nothing is assigned")
+      fields = [("button", button), ("kind", kind ?? ""), ("gap_ms", String(gap.milliseconds))]
+    case .releasedAfterDoublePress(let button, let kind, _, let duration):
+      message = "button \(button) released after its double press (\(duration.milliseconds) ms)"
+      fields = [("button", button), ("kind", kind ?? ""), ("duration_ms", String(duration.milliseconds))]
+    case .performing(let kind, let button, let source, let gesture, let value):
       let target = value.map { $0 ? " (turning on)" : " (turning off)" } ?? ""
-      message = "performing \(kind)\(target)\(button.map { " for button \($0)" } ?? " from \(source.rawValue)")"
-      fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue)]
-    case .performed(let button, let source, let control):
+      let by = gesture.map { " by \($0)" } ?? ""
+      message = "performing \(kind)\(target)\(button.map { " for button \($0)\(by)" } ?? " from \(source.rawValue)")"
+      fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("gesture", gesture?.rawValue ?? "")]
+    case .performed(let button, let source, _, let control):
       message = "\(control.displayName): \(control.valueText ?? "done")"
       fields = [
         ("kind", control.kind), ("button", button ?? ""), ("source", source.rawValue),
         ("value", control.value.map { $0 ? "on" : "off" } ?? ""),
       ]
-    case .failed(let kind, let button, let source, let error):
+    case .failed(let kind, let button, let source, _, let error):
       message = "\(kind) failed: \(error.message)"
       fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("code", error.code.rawValue)]
-    case .busy(let kind, let button, _):
-      message = "\(kind) is still performing: hold\(button.map { " on \($0)" } ?? "") ignored, not queued"
+    case .busy(let kind, let button, _, let gesture):
+      let what =
+        switch gesture {
+        case .doublePress?: "double press"
+        case .longHold?: "long hold"
+        case .hold?, nil: button == nil ? "perform" : "hold"
+        }
+      message = "\(kind) is still performing: \(what)\(button.map { " on \($0)" } ?? "") ignored, not queued"
       fields = [("kind", kind), ("button", button ?? "")]
     case .cancelled(let button, let kind, let reason):
       message = "button \(button) press cancelled (\(reason))"

@@ -66,20 +66,67 @@ public struct ControlPresentation: Hashable, Sendable {
 
   /// The hint for a short press (see the table on `ControlPresentation`). Buttons ignore `value`.
   public static func hint(for definition: ControlDefinition, missing: [String], value: ControlValue) -> String {
+    hint(.hold, for: definition, missing: missing, value: value)
+  }
+
+  /// Which gesture a hint is for: it decides how the hint begins ("Hold to", "Press
+  /// twice to", "Hold 3 s to", "Keep holding to") and, for a momentary toggle, the verb.
+  public enum HintGesture: Hashable, Sendable {
+    /// The hold (also the `hint` of ``ControlPresentation`` and of `list`).
+    case hold
+    /// A hold of a momentary toggle: on while held, so the verb is always the one that
+    /// turns it on.
+    case momentaryHold
+    case doublePress
+    /// A long hold, with its threshold (the hint says how long).
+    case longHold(TimeSpan)
+    /// What keeping on holding will do, announced with `held` on a long-hold button.
+    case keepHolding
+
+    var lead: String {
+      switch self {
+      case .hold, .momentaryHold: "Hold to"
+      case .doublePress: "Press twice to"
+      case .longHold(let threshold): "Hold \(ControlPresentation.seconds(threshold)) to"
+      case .keepHolding: "Keep holding to"
+      }
+    }
+  }
+
+  /// The hint of `definition` for `gesture`: the same rules as ``hint(for:missing:value:)``
+  /// (which is the hold's), with the gesture's own beginning. What stands in the way
+  /// (missing parameters, an unavailable value) reads the same for every gesture.
+  public static func hint(
+    _ gesture: HintGesture, for definition: ControlDefinition, missing: [String], value: ControlValue
+  ) -> String {
     if !missing.isEmpty {
       return "Configure \(definition.displayName): choose \(listing(missing))"
     }
     switch definition.type {
     case .button:
-      return "Hold to \(definition.actionHint.on)"
+      return "\(gesture.lead) \(definition.actionHint.on)"
     case .toggle:
-      switch value {
-      case .on: return "Hold to \(definition.actionHint.on)"
-      case .off: return "Hold to \(definition.actionHint.off)"
-      case .unknown: return "Hold to \(definition.actionHint[definition.previewValue])"
-      case .unavailable: return "\(definition.displayName) unavailable"
-      }
+      if case .unavailable = value { return "\(definition.displayName) unavailable" }
+      if gesture == .momentaryHold { return "\(gesture.lead) \(definition.actionHint.off)" }
+      return "\(gesture.lead) \(definition.actionHint[value.isOn ?? definition.previewValue])"
     }
+  }
+
+  /// The hints of several gestures as one line: `Hold to Start · Press twice to Mute`.
+  public static func joined(_ hints: [String]) -> String { hints.joined(separator: " · ") }
+
+  /// "3 s", "2.5 s", "0.75 s": a threshold as people say it.
+  static func seconds(_ span: TimeSpan) -> String {
+    let ms = span.milliseconds
+    var text = String(ms / 1000)
+    let fraction = ms % 1000
+    if fraction != 0 {
+      var digits = String(fraction)
+      digits = String(repeating: "0", count: 3 - digits.count) + digits
+      while digits.hasSuffix("0") { digits.removeLast() }
+      text += "." + digits
+    }
+    return text + " s"
   }
 
   /// The hint of a button without an assignment.

@@ -89,7 +89,7 @@ public struct SubscriptionFilter: Hashable, Sendable {
     if let events, !events.contains(event.name) { return false }
     if let buttons, !event.buttons.contains(where: buttons.contains) { return false }
     if let kinds {
-      guard let kind = event.kind, kinds.contains(kind) else { return false }
+      guard event.kinds.contains(where: kinds.contains) else { return false }
     }
     return true
   }

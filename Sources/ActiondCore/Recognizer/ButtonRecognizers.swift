@@ -13,9 +13,9 @@ public struct ButtonRecognizers: Hashable, Sendable {
     /// The button's recognizer (read-only from outside; inputs go through the wrapper).
     public fileprivate(set) var recognizer: PressRecognizer
 
-    public init(keyCode: UInt16, settings: RecognizerSettings = .default) {
+    public init(keyCode: UInt16, settings: RecognizerSettings = .default, gestures: GestureSet = []) {
       self.keyCode = keyCode
-      self.recognizer = PressRecognizer(settings: settings)
+      self.recognizer = PressRecognizer(settings: settings, gestures: gestures)
     }
   }
 
@@ -78,6 +78,11 @@ public struct ButtonRecognizers: Hashable, Sendable {
   /// progress ends (see ``PressRecognizer/abandon(at:)``).
   public mutating func abandon(button: Int, at now: MonotonicInstant) -> PressRecognizer.Output {
     buttons[button].recognizer.abandon(at: now)
+  }
+
+  /// `button`'s gestures changed (see ``PressRecognizer/setGestures(_:)``).
+  public mutating func setGestures(button: Int, _ gestures: GestureSet) -> PressRecognizer.Output {
+    buttons[button].recognizer.setGestures(gestures)
   }
 
   /// The device serving `button` disappeared.

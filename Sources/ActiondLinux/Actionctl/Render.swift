@@ -119,16 +119,23 @@ enum Render {
   static func event(_ e: Event) -> String {
     func on(_ button: String?) -> String { button.map { " \($0)" } ?? "" }
     switch e {
-    case .pressed(let b, let k, let hint, _, let threshold):
+    case .pressed(let b, let k, let hint, _, _, let threshold):
       return
         "pressed \(b)\(k.map { " \($0)" } ?? ""): \(hint ?? "no control assigned") (hold \(threshold.milliseconds) ms)"
-    case .released(let b, _, let hint, _, _): return "released \(b): \(hint ?? "no control assigned")"
-    case .releasedAfterHold(let b, _, _, let d): return "released-after-hold \(b) (\(d.milliseconds) ms)"
-    case .held(let b, let k, _): return "held \(b)\(k.map { " \($0)" } ?? "")"
-    case .performing(let k, let b, let source, _): return "performing \(k)\(on(b)) (\(source.rawValue))"
-    case .performed(let b, _, let c): return "performed \(c.kind)\(on(b)): \(c.displayName) \(state(c))"
-    case .failed(let k, let b, _, let error): return "failed \(k)\(on(b)): \(error.message) (\(error.code))"
-    case .busy(let k, let b, _): return "busy \(k)\(on(b)): still performing"
+    case .released(let b, _, let hint, _, _, _): return "released \(b): \(hint ?? "no control assigned")"
+    case .releasedAfterHold(let b, _, _, let d, let long):
+      return "released-after-hold \(b) (\(d.milliseconds) ms\(long ? ", long hold" : ""))"
+    case .held(let b, let k, _, let longHold):
+      return "held \(b)\(k.map { " \($0)" } ?? "")\(longHold.map { "; \($0.hint)" } ?? "")"
+    case .longHeld(let b, let k, _): return "long-held \(b)\(k.map { " \($0)" } ?? "")"
+    case .doublePressed(let b, let k, _, let gap):
+      return "double-pressed \(b)\(k.map { " \($0)" } ?? "") (\(gap.milliseconds) ms apart)"
+    case .releasedAfterDoublePress(let b, _, _, let d): return "released-after-double-press \(b) (\(d.milliseconds) ms)"
+    case .performing(let k, let b, let source, let gesture, _):
+      return "performing \(k)\(on(b)) (\(gesture?.rawValue ?? source.rawValue))"
+    case .performed(let b, _, _, let c): return "performed \(c.kind)\(on(b)): \(c.displayName) \(state(c))"
+    case .failed(let k, let b, _, _, let error): return "failed \(k)\(on(b)): \(error.message) (\(error.code))"
+    case .busy(let k, let b, _, _): return "busy \(k)\(on(b)): still performing"
     case .cancelled(let b, _, let reason): return "cancelled \(b): \(reason)"
     case .state(let c, _): return "state \(c.kind): \(c.displayName) \(state(c))"
     case .assigned(let b, let gesture, let momentary, let c):

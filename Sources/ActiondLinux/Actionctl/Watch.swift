@@ -120,32 +120,39 @@ final class Watch {
       return
     }
     switch e {
-    case .pressed(let button, _, let hint, let time, let threshold):
+    case .pressed(let button, _, let hint, _, let time, let threshold):
       hold = (button, hint ?? "No control assigned", time.microseconds, (time + threshold).microseconds)
       drawBar()
-    case .held(let button, _, _) where hold?.button == button:
+    case .held(let button, _, let time, let longHold?) where hold?.button == button:
+      // The bar starts over toward the long hold, with what holding on will do.
+      hold = (button, longHold.hint, time.microseconds, longHold.deadline.microseconds)
+      drawBar()
+    case .held(let button, _, _, _) where hold?.button == button:
       if let h = hold { hold = (h.button, h.hint, h.start, h.start) }  // full bar
       drawBar()
-    case .released(let button, _, let hint, _, _):
+    case .longHeld(let button, _, _) where hold?.button == button:
+      if let h = hold { hold = (h.button, h.hint, h.start, h.start) }
+      drawBar()
+    case .released(let button, _, let hint, _, _, _):
       if hold?.button == button { stopBar() }
       printLine("\(button): \(hint ?? "No control assigned")")
-    case .performing(let kind, let button, _, _):
+    case .performing(let kind, let button, _, _, _):
       if let button, hold?.button == button {
         stopBar()
         status(line: "\(button): performing \(kind) …")
       } else {
         printLine(Render.event(e))
       }
-    case .performed(let button, _, let c):
+    case .performed(let button, _, _, let c):
       if hold?.button == button { stopBar() }
       printLine("\(button.map { "\($0): " } ?? "")\(c.displayName) \(Render.state(c))")
-    case .failed(let kind, let button, _, let error):
+    case .failed(let kind, let button, _, _, let error):
       if hold?.button == button { stopBar() }
       printLine("\(button.map { "\($0): " } ?? "")\(kind) failed: \(error.message)")
     case .cancelled(let button, _, _):
       if hold?.button == button { stopBar() }
       printLine(Render.event(e))
-    case .releasedAfterHold:
+    case .releasedAfterHold, .releasedAfterDoublePress:
       // The hold was already shown (held, performed); its end tells a person nothing
       // new. `--json` passes it on for clients that act while a button is held.
       break

@@ -307,7 +307,7 @@ private func configuration(
     #expect(job.environment["ACTIOND_PRESS_TIME"] == "2234567")
     #expect(
       recorder.events.contains {
-        if case .pressed(_, _, _, let time, _) = $0 { return "\(time.microseconds)" == "2234567" }
+        if case .pressed(_, _, _, _, let time, _) = $0 { return "\(time.microseconds)" == "2234567" }
         return false
       })
     // A socket perform is no gesture: no press time.

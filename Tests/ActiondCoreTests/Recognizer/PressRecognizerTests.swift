@@ -47,7 +47,7 @@ import Testing
     let release = recognizer.keyEvent(value: 0, at: at(700))
     #expect(release.announcements.count == 2)
     #expect(release.announcements[0] == .held(at: at(600), pressedAt: at(0)))
-    #expect(release.announcements[1] == .releasedAfterHold(at: at(700), heldFor: .milliseconds(700)))
+    #expect(release.announcements[1] == .releasedAfterHold(at: at(700), heldFor: .milliseconds(700), longHeld: false))
     #expect(release.anomaly == nil)
     #expect(release.nextDeadline == nil)
     #expect(recognizer.state == .idle)
@@ -118,7 +118,7 @@ import Testing
     #expect(buttons.nextDeadline == ButtonRecognizers.Deadline(at: at(600), button: 0))
 
     let lost = buttons.deviceLost(button: 0, at: at(400))
-    #expect(Array(lost.announcements) == [.cancelled(at: at(400), reason: .deviceLost, afterHold: false)])
+    #expect(Array(lost.announcements) == [.cancelled(at: at(400), reason: .deviceLost, stage: .pending)])
     #expect(buttons.nextDeadline == nil)
     #expect(buttons.resynchronized(button: 1, keyDown: false, at: at(500)).announcements.count == 1)
     #expect(buttons.deviceAppeared(button: 0, keyDown: true, at: at(600)).announcements.isEmpty)

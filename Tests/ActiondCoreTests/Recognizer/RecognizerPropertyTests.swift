@@ -14,7 +14,7 @@ import Testing
   @Test func matchesReferenceModelWithoutDebounce() {
     for index in 0..<Self.cases {
       let seed = Self.baseSeed &+ UInt64(index)
-      if !checkAgainstReference(seed: seed, debounce: false) { return }
+      if !checkAgainstReference(seed: seed, debounce: false, gestures: []) { return }
     }
   }
 
@@ -23,7 +23,18 @@ import Testing
   @Test func matchesReferenceModelWithDebounce() {
     for index in 0..<Self.cases {
       let seed = Self.baseSeed &+ 0x1_0000_0000 &+ UInt64(index)
-      if !checkAgainstReference(seed: seed, debounce: true) { return }
+      if !checkAgainstReference(seed: seed, debounce: true, gestures: []) { return }
+    }
+  }
+
+  /// Per gesture configuration, 10,000 sequences each (debounce on in half of them):
+  /// hold + double press, hold + long hold, all three. (A momentary toggle is a hold to
+  /// the recognizer; its release is the engine's.)
+  @Test(arguments: [GestureSet.doublePress, .longHold, [.doublePress, .longHold]])
+  func matchesReferenceModelWithGestures(_ gestures: GestureSet) {
+    for index in 0..<Self.cases {
+      let seed = Self.baseSeed &+ (UInt64(gestures.rawValue) << 36) &+ UInt64(index)
+      if !checkAgainstReference(seed: seed, debounce: index % 2 == 1, gestures: gestures) { return }
     }
   }
 
@@ -46,9 +57,16 @@ import Testing
 
   /// What the recognizer must announce for a button, from its intervals alone:
   /// intervals less than `debounce` apart are one press; a press lasting at least the
-  /// threshold gets exactly one held, at press + threshold; any other press gets a
-  /// short release and never a held. Autorepeat and other keys do not appear here at all.
-  static func reference(_ intervals: [Interval], settings: RecognizerSettings) -> [PressAnnouncement] {
+  /// threshold gets exactly one held, at press + threshold, and with `longHold` one
+  /// long-held at press + long threshold when it lasts that long; any other press gets a
+  /// short release and never a held. With `doublePress`, a press that follows a short
+  /// press by less than the window (its start minus the short press's end) is that
+  /// short press's second press: the short press announces no release, the second press
+  /// a double press at its start and, when it ends, its own release, whatever its
+  /// length. Autorepeat and other keys do not appear here at all.
+  static func reference(
+    _ intervals: [Interval], settings: RecognizerSettings, gestures: GestureSet = []
+  ) -> [PressAnnouncement] {
     var merged: [Interval] = []
     for interval in intervals {
       if let last = merged.last, let release = last.release, interval.press - release < settings.debounce {
@@ -57,20 +75,41 @@ import Testing
         merged.append(interval)
       }
     }
+    func isShort(_ interval: Interval) -> Bool {
+      interval.release.map { $0 - interval.press < settings.holdThreshold } ?? false
+    }
+    // Which intervals are second presses: each follows a short first press closely.
+    var second = Array(repeating: false, count: merged.count)
+    if gestures.contains(.doublePress) {
+      for index in merged.indices.dropFirst() where !second[index - 1] && isShort(merged[index - 1]) {
+        if merged[index].press - merged[index - 1].release! < settings.doublePressWindow { second[index] = true }
+      }
+    }
     var result: [PressAnnouncement] = []
-    for interval in merged {
-      result.append(.pressed(at: interval.press))
-      let deadline = interval.press + settings.holdThreshold
-      guard let release = interval.release else {
-        result.append(.held(at: deadline, pressedAt: interval.press))
+    for (index, interval) in merged.enumerated() {
+      if second[index] {
+        let first = merged[index - 1]
+        result.append(
+          .doublePressed(at: interval.press, firstPressedAt: first.press, gap: interval.press - first.release!))
+        if let release = interval.release {
+          result.append(.releasedAfterDoublePress(at: release, heldFor: release - interval.press))
+        }
         continue
       }
-      let length = release - interval.press
-      if length >= settings.holdThreshold {
-        result.append(.held(at: deadline, pressedAt: interval.press))
-        result.append(.releasedAfterHold(at: release, heldFor: length))
-      } else {
-        result.append(.releasedShort(at: release, heldFor: length))
+      result.append(.pressed(at: interval.press))
+      let deadline = interval.press + settings.holdThreshold
+      let longDeadline = interval.press + settings.longHoldThreshold
+      let length = interval.release.map { $0 - interval.press }
+      if let length, length < settings.holdThreshold {
+        if index + 1 < merged.count && second[index + 1] { continue }  // its double press speaks for it
+        result.append(.releasedShort(at: interval.release!, heldFor: length))
+        continue
+      }
+      result.append(.held(at: deadline, pressedAt: interval.press))
+      let long = gestures.contains(.longHold) && (length.map { $0 >= settings.longHoldThreshold } ?? true)
+      if long { result.append(.longHeld(at: longDeadline, pressedAt: interval.press)) }
+      if let release = interval.release, let length {
+        result.append(.releasedAfterHold(at: release, heldFor: length, longHeld: long))
       }
     }
     return result
@@ -97,28 +136,36 @@ import Testing
   ) -> (intervals: [Interval], events: [Event]) {
     let threshold = settings.holdThreshold.nanoseconds
     let debounce = settings.debounce.nanoseconds
+    let window = settings.doublePressWindow.nanoseconds
+    let long = settings.longHoldThreshold.nanoseconds
     var intervals: [Interval] = []
     var events: [Event] = []
     var now = origin + TimeSpan(nanoseconds: Int64.random(in: 0...50_000_000, using: &rng))
     for index in 0..<Int.random(in: 0...8, using: &rng) {
       if index > 0 {
         let gap: Int64
-        switch Int.random(in: 0..<5, using: &rng) {
+        switch Int.random(in: 0..<9, using: &rng) {
         case 0: gap = debounce
         case 1: gap = max(0, debounce - 1_000)
         case 2: gap = Int64.random(in: 0...(2 * debounce + 5_000_000), using: &rng)
         case 3: gap = 0
+        case 4: gap = window
+        case 5: gap = window - 1_000
+        case 6: gap = Int64.random(in: 0...(2 * window), using: &rng)
         default: gap = Int64.random(in: 0...2_000_000_000, using: &rng)
         }
         now = now + TimeSpan(nanoseconds: gap)
       }
       let press = now
       let length: Int64
-      switch Int.random(in: 0..<6, using: &rng) {
+      switch Int.random(in: 0..<9, using: &rng) {
       case 0: length = threshold
       case 1: length = threshold - 1_000  // kernel timestamps have microsecond steps
       case 2: length = threshold + 1_000
       case 3: length = Int64.random(in: 0...50_000_000, using: &rng)
+      case 4: length = long
+      case 5: length = long - 1_000
+      case 6: length = Int64.random(in: threshold...(long + threshold), using: &rng)
       default: length = Int64.random(in: 0...(2 * threshold), using: &rng)
       }
       let release = press + TimeSpan(nanoseconds: length)
@@ -155,9 +202,14 @@ import Testing
       Int.random(in: 0..<4, using: &rng) == 0
       ? Int64.random(in: 100...10_000, using: &rng) : Int64.random(in: 100...1_500, using: &rng)
     let debounceUs: Int64 = debounce ? Int64.random(in: 0...200_000, using: &rng) : 0
-    // Both values are drawn from the valid ranges, so this cannot throw.
+    let windowUs = Int64.random(in: max(100_000, debounceUs + 1)...1_000_000, using: &rng)
+    let longMs: Int64? =
+      Bool.random(using: &rng)
+      ? nil : Int64.random(in: max(200, thresholdMs + 1)...min(60_000, 3 * thresholdMs + 200), using: &rng)
+    // Every value is drawn from its valid range, so this cannot throw.
     return try! RecognizerSettings(
-      holdThreshold: .milliseconds(thresholdMs), debounce: .microseconds(debounceUs))
+      holdThreshold: .milliseconds(thresholdMs), debounce: .microseconds(debounceUs),
+      doublePressWindow: .microseconds(windowUs), longHoldThreshold: longMs.map { .milliseconds($0) })
   }
 
   /// How late the loop delivers deadline inputs: on time, a random latency, or
@@ -176,7 +228,7 @@ import Testing
   // MARK: Checks
 
   /// Returns false (after recording an issue) on the first mismatch.
-  func checkAgainstReference(seed: UInt64, debounce: Bool) -> Bool {
+  func checkAgainstReference(seed: UInt64, debounce: Bool, gestures: GestureSet) -> Bool {
     var rng = SplitMix64(seed: seed)
     let buttonCount = Int.random(in: 1...3, using: &rng)
     var buttons: [ButtonRecognizers.Button] = []
@@ -185,9 +237,9 @@ import Testing
     for button in 0..<buttonCount {
       let settings = Self.randomSettings(debounce: debounce, rng: &rng)
       let code = UInt16(148 + button)
-      buttons.append(ButtonRecognizers.Button(keyCode: code, settings: settings))
+      buttons.append(ButtonRecognizers.Button(keyCode: code, settings: settings, gestures: gestures))
       let generated = Self.generate(button: button, code: code, settings: settings, rng: &rng)
-      expected.append(Self.reference(generated.intervals, settings: settings))
+      expected.append(Self.reference(generated.intervals, settings: settings, gestures: gestures))
       events += generated.events
     }
     // Timestamp order across buttons; within a button, generation order breaks ties
@@ -233,7 +285,9 @@ import Testing
     fireTimers(before: nil)
 
     if actual != expected || !anomalies.isEmpty {
-      var report = "seed \(seed) (debounce: \(debounce), timers: \(delivery)): recognizer differs from the reference\n"
+      var report =
+        "seed \(seed) (debounce: \(debounce), gestures: \(gestures), timers: \(delivery)): "
+        + "recognizer differs from the reference\n"
       for button in 0..<buttonCount {
         report += "button \(button) \(buttons[button].recognizer.settings)\n"
         report += "  expected: \(expected[button])\n  actual:   \(actual[button])\n"
@@ -255,7 +309,10 @@ import Testing
     let buttonCount = Int.random(in: 1...3, using: &rng)
     var buttons: [ButtonRecognizers.Button] = []
     for button in 0..<buttonCount {
-      buttons.append(.init(keyCode: UInt16(256 + button), settings: Self.randomSettings(debounce: true, rng: &rng)))
+      buttons.append(
+        .init(
+          keyCode: UInt16(256 + button), settings: Self.randomSettings(debounce: true, rng: &rng),
+          gestures: GestureSet(rawValue: UInt8.random(in: 0...3, using: &rng))))
     }
     var recognizers = ButtonRecognizers(buttons)
     var physicalDown = Array(repeating: false, count: buttonCount)
@@ -280,7 +337,11 @@ import Testing
         }
       }
       let button = Int.random(in: 0..<buttonCount, using: &rng)
-      switch Int.random(in: 0..<20, using: &rng) {
+      switch Int.random(in: 0..<21, using: &rng) {
+      case 20:  // an assignment changes the button's gestures
+        let gestures = GestureSet(rawValue: UInt8.random(in: 0...3, using: &rng))
+        log.append("b\(button) gestures=\(gestures) @\(now)")
+        record(button, recognizers.setGestures(button: button, gestures))
       case 0:  // the device goes away (events in flight are lost with it)
         if present[button] {
           present[button] = false
@@ -339,32 +400,58 @@ import Testing
     return true
   }
 
+  /// Per press: `pressed`, then at most one `held` (at press + threshold) and after it
+  /// at most one `longHeld` (at press + long threshold), then exactly one ending: a
+  /// short release (no held), a release after hold (long iff long-held), a cancellation
+  /// whose stage is what was announced, or, for a short press only, a double press,
+  /// which opens a second press that ends with its own release or a cancellation.
+  /// Nothing is announced twice, nothing performs without its gesture.
   static func grammarProblems(_ announcements: [PressAnnouncement], settings: RecognizerSettings) -> [String] {
     var problems: [String] = []
     var pressedAt: MonotonicInstant?
-    var held = false
+    var stage = PressStage.pending
     for announcement in announcements {
+      let open = pressedAt
       switch announcement {
       case .pressed(let at):
-        if pressedAt != nil { problems.append("pressed at \(at) while a press is open") }
+        if open != nil { problems.append("pressed at \(at) while a press is open") }
         pressedAt = at
-        held = false
+        stage = .pending
       case .held(let at, let press):
-        if pressedAt != press || held { problems.append("unexpected \(announcement)") }
+        if open != press || stage != .pending { problems.append("unexpected \(announcement)") }
         if at != press + settings.holdThreshold { problems.append("\(announcement) not at the threshold") }
-        held = true
+        stage = .held
+      case .longHeld(let at, let press):
+        if open != press || stage != .held { problems.append("unexpected \(announcement)") }
+        if at != press + settings.longHoldThreshold { problems.append("\(announcement) not at the long threshold") }
+        stage = .longHeld
       case .releasedShort(let at, let heldFor):
-        if pressedAt == nil || held || heldFor >= settings.holdThreshold || pressedAt.map({ at - $0 }) != heldFor {
+        if open == nil || stage != .pending || heldFor >= settings.holdThreshold || open.map({ at - $0 }) != heldFor {
           problems.append("unexpected \(announcement)")
         }
         pressedAt = nil
-      case .releasedAfterHold(let at, let heldFor):
-        if pressedAt == nil || !held || heldFor < settings.holdThreshold || pressedAt.map({ at - $0 }) != heldFor {
+      case .releasedAfterHold(let at, let heldFor, let longHeld):
+        if open == nil || !stage.reachedHold || longHeld != (stage == .longHeld) || heldFor < settings.holdThreshold
+          || open.map({ at - $0 }) != heldFor
+        {
           problems.append("unexpected \(announcement)")
         }
         pressedAt = nil
-      case .cancelled(_, _, let afterHold):
-        if pressedAt == nil || afterHold != held { problems.append("unexpected \(announcement)") }
+      case .doublePressed(let at, let first, let gap):
+        if open != first || stage != .pending || gap >= settings.doublePressWindow || gap < settings.debounce
+          || at - first < gap
+        {
+          problems.append("unexpected \(announcement)")
+        }
+        pressedAt = at
+        stage = .doublePressed
+      case .releasedAfterDoublePress(let at, let heldFor):
+        if open == nil || stage != .doublePressed || open.map({ at - $0 }) != heldFor {
+          problems.append("unexpected \(announcement)")
+        }
+        pressedAt = nil
+      case .cancelled(_, _, let cancelledStage):
+        if open == nil || cancelledStage != stage { problems.append("unexpected \(announcement)") }
         pressedAt = nil
       }
     }

@@ -213,19 +213,33 @@ enum EngineScenarioDriver: ScenarioDriver {
 
     func announce(_ event: Event) {
       switch event {
-      case .pressed(let b, _, let hint, let time, let threshold):
-        emit("pressed \(b) hint=\(quote(hint ?? "")) deadline=@\(time + threshold - EngineScenarioDriver.origin)")
-      case .released(let b, _, let hint, _, let d): emit("released \(b) hint=\(quote(hint ?? "")) held=\(d)")
-      case .releasedAfterHold(let b, _, let t, let d):
-        emit("released-after-hold \(b) at=@\(t - EngineScenarioDriver.origin) held=\(d)")
-      case .held(let b, let k, let t): emit("held \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin)")
-      case .performing(let k, let b, let s, let v):
+      case .pressed(let b, _, let hint, let hints, let time, let threshold):
         emit(
-          "performing \(k) \(b.map { "button=\($0)" } ?? "source=\(s)")\(v.map { $0 ? " value=on" : " value=off" } ?? "")"
-        )
-      case .performed(_, _, let c): emit("performed \(c.kind) \(describe(c))")
-      case .failed(let k, _, _, let e): emit("failed \(k) \(e.code) \(quote(e.message))")
-      case .busy(let k, let b, _): emit("busy \(k)\(b.map { " button=\($0)" } ?? "")")
+          "pressed \(b) hint=\(quote(hint ?? "")) deadline=@\(time + threshold - EngineScenarioDriver.origin)"
+            + gestureHints(hints))
+      case .released(let b, _, let hint, let hints, _, let d):
+        emit("released \(b) hint=\(quote(hint ?? "")) held=\(d)" + gestureHints(hints))
+      case .releasedAfterHold(let b, _, let t, let d, let long):
+        emit("released-after-hold \(b) at=@\(t - EngineScenarioDriver.origin) held=\(d)\(long ? " long-held" : "")")
+      case .held(let b, let k, let t, let longHold):
+        emit(
+          "held \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin)"
+            + (longHold.map {
+              " long-hold=\($0.kind) long-hint=\(quote($0.hint)) long-deadline=@\($0.deadline - EngineScenarioDriver.origin)"
+            } ?? ""))
+      case .longHeld(let b, let k, let t):
+        emit("long-held \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin)")
+      case .doublePressed(let b, let k, let t, let gap):
+        emit("double-pressed \(b) kind=\(k ?? "none") at=@\(t - EngineScenarioDriver.origin) gap=\(gap)")
+      case .releasedAfterDoublePress(let b, _, let t, let d):
+        emit("released-after-double-press \(b) at=@\(t - EngineScenarioDriver.origin) held=\(d)")
+      case .performing(let k, let b, let s, let g, let v):
+        emit(
+          "performing \(k) \(b.map { "button=\($0)" } ?? "source=\(s)")\(gesture(g))"
+            + "\(v.map { $0 ? " value=on" : " value=off" } ?? "")")
+      case .performed(_, _, let g, let c): emit("performed \(c.kind)\(gesture(g)) \(describe(c))")
+      case .failed(let k, _, _, let g, let e): emit("failed \(k)\(gesture(g)) \(e.code) \(quote(e.message))")
+      case .busy(let k, let b, _, let g): emit("busy \(k)\(b.map { " button=\($0)" } ?? "")\(gesture(g))")
       case .cancelled(let b, _, let r): emit("cancelled \(b) reason=\(r)")
       case .state(let c, let buttons):
         emit("state \(c.kind) \(describe(c))\(buttons.isEmpty ? "" : " buttons=\(buttons.joined(separator: ","))")")
@@ -235,6 +249,18 @@ enum EngineScenarioDriver: ScenarioDriver {
         emit("assigned \(b)\(gesture) \(c.map { "kind=\($0.kind) \(describe($0))" } ?? "none")")
       case .deviceAdded, .deviceRemoved, .configReloaded: emit("\(event.name.rawValue)")
       }
+    }
+    /// ` gesture=doublePress`; nothing for the hold (the gesture of every scenario
+    /// written before there were others) and for socket performs.
+    func gesture(_ g: Gesture?) -> String {
+      guard let g, g != .hold else { return "" }
+      return " gesture=\(g.rawValue)"
+    }
+    /// ` hints=[hold:Hold to Start|doublePress:Press twice to Mute]` when a gesture other
+    /// than the hold has a hint (the line's `hint` says everything otherwise).
+    func gestureHints(_ hints: [GestureHint]) -> String {
+      guard hints.contains(where: { $0.gesture != .hold }) else { return "" }
+      return " hints=[" + hints.map { "\($0.gesture.rawValue):\($0.hint)" }.joined(separator: "|") + "]"
     }
     func log(_ level: LogLevel, _ message: String) {
       if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }

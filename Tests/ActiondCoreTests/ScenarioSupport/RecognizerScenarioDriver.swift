@@ -4,7 +4,8 @@ import ActiondCore
 ///
 /// Header lines:
 ///
-///     button NAME key=KEY [threshold=SPAN] [debounce=SPAN]
+///     button NAME key=KEY [threshold=SPAN] [debounce=SPAN] [window=SPAN] [long=SPAN]
+///            [gestures=double-press,long-hold]
 ///     timer-latency SPAN|unbounded     (default 0ms)
 ///     trace timers                     (also print every deadline input: `@T timer`)
 ///
@@ -19,6 +20,7 @@ import ActiondCore
 ///     resync NAME up|down                            after SYN_DROPPED
 ///     appear NAME up|down                            device appeared with the key up/down
 ///     advance SPAN                                   time passes, timers fire
+///     gestures NAME none|double-press,long-hold      the button's gestures change
 ///
 /// A key event is stamped with its step time unless `stamp=` says otherwise (a read
 /// that happens later than the kernel stamped the event). `code=` sends another key
@@ -36,8 +38,12 @@ import ActiondCore
 ///     @T pressed NAME
 ///     @T released-short NAME held=SPAN
 ///     @T held NAME
-///     @T released-after-hold NAME held=SPAN
-///     @T cancelled NAME reason=device-lost|resync-up|resync-down [after-hold]
+///     @T long-held NAME
+///     @T released-after-hold NAME held=SPAN [long-held]
+///     @T double-pressed NAME gap=SPAN
+///     @T released-after-double-press NAME held=SPAN
+///     @T cancelled NAME reason=device-lost|resync-up|resync-down|reload
+///                       [after-hold|after-long-hold|after-double-press]
 ///     @T anomaly NAME <kind>       (T: when the input was delivered)
 enum RecognizerScenarioDriver: ScenarioDriver {
   /// Kernel timestamps are never near zero; starting at 1000 s catches code that
@@ -90,25 +96,33 @@ enum RecognizerScenarioDriver: ScenarioDriver {
     mutating func configureButton(_ line: Scenario.Line) throws(ScenarioError) {
       let positional = line.positional
       guard positional.count == 2 else {
-        throw error(line, "usage: button NAME key=KEY [threshold=SPAN] [debounce=SPAN]")
+        throw error(
+          line, "usage: button NAME key=KEY [threshold=SPAN] [debounce=SPAN] [window=SPAN] [long=SPAN] [gestures=...]")
       }
       let name = positional[1]
       guard !names.contains(name) else { throw error(line, "button '\(name)' is defined twice") }
       var code: UInt16?
       var threshold = RecognizerSettings.defaultHoldThreshold
       var debounce = RecognizerSettings.defaultDebounce
+      var window = RecognizerSettings.defaultDoublePressWindow
+      var long: TimeSpan?
+      var gestures: GestureSet = []
       for (key, value) in try line.options(in: file) {
         switch key {
         case "key": code = try keyCode(value, line)
         case "threshold": threshold = try span(value, line)
         case "debounce": debounce = try span(value, line)
-        default: throw error(line, "unknown button option '\(key)' (key, threshold, debounce)")
+        case "window": window = try span(value, line)
+        case "long": long = try span(value, line)
+        case "gestures": gestures = try gestureSet(value, line)
+        default: throw error(line, "unknown button option '\(key)' (key, threshold, debounce, window, long, gestures)")
         }
       }
       guard let code else { throw error(line, "button '\(name)' needs key=KEY") }
       do {
-        let settings = try RecognizerSettings(holdThreshold: threshold, debounce: debounce)
-        buttons.append(ButtonRecognizers.Button(keyCode: code, settings: settings))
+        let settings = try RecognizerSettings(
+          holdThreshold: threshold, debounce: debounce, doublePressWindow: window, longHoldThreshold: long)
+        buttons.append(ButtonRecognizers.Button(keyCode: code, settings: settings, gestures: gestures))
       } catch {
         output += error.problems.map { "config-error \(name) \($0)" }
       }
@@ -176,6 +190,13 @@ enum RecognizerScenarioDriver: ScenarioDriver {
           ? recognizers.resynchronized(button: button, keyDown: down, at: time)
           : recognizers.deviceAppeared(button: button, keyDown: down, at: time)
         report(out, button: button, deliveredAt: time)
+      case "gestures":
+        guard words.count == 3, line.words.count == 3 else {
+          throw error(line, "usage: gestures NAME none|double-press,long-hold")
+        }
+        let button = try index(words[1], line)
+        let set = try gestureSet(words[2], line)
+        report(recognizers.setGestures(button: button, set), button: button, deliveredAt: time)
       default:
         try keyEvent(line, at: time)
       }
@@ -225,10 +246,21 @@ enum RecognizerScenarioDriver: ScenarioDriver {
         case .pressed(let at): output.append("\(stamp(at)) pressed \(name)")
         case .releasedShort(let at, let heldFor): output.append("\(stamp(at)) released-short \(name) held=\(heldFor)")
         case .held(let at, _): output.append("\(stamp(at)) held \(name)")
-        case .releasedAfterHold(let at, let heldFor):
-          output.append("\(stamp(at)) released-after-hold \(name) held=\(heldFor)")
-        case .cancelled(let at, let reason, let afterHold):
-          output.append("\(stamp(at)) cancelled \(name) reason=\(reason)\(afterHold ? " after-hold" : "")")
+        case .longHeld(let at, _): output.append("\(stamp(at)) long-held \(name)")
+        case .releasedAfterHold(let at, let heldFor, let longHeld):
+          output.append("\(stamp(at)) released-after-hold \(name) held=\(heldFor)\(longHeld ? " long-held" : "")")
+        case .doublePressed(let at, _, let gap): output.append("\(stamp(at)) double-pressed \(name) gap=\(gap)")
+        case .releasedAfterDoublePress(let at, let heldFor):
+          output.append("\(stamp(at)) released-after-double-press \(name) held=\(heldFor)")
+        case .cancelled(let at, let reason, let stage):
+          let after =
+            switch stage {
+            case .pending: ""
+            case .held: " after-hold"
+            case .longHeld: " after-long-hold"
+            case .doublePressed: " after-double-press"
+            }
+          output.append("\(stamp(at)) cancelled \(name) reason=\(reason)\(after)")
         }
       }
       if let anomaly = out.anomaly {
@@ -249,6 +281,19 @@ enum RecognizerScenarioDriver: ScenarioDriver {
     }
 
     func stamp(_ instant: MonotonicInstant) -> String { "@\(instant - RecognizerScenarioDriver.origin)" }
+
+    func gestureSet(_ text: String, _ line: Scenario.Line) throws(ScenarioError) -> GestureSet {
+      guard text != "none" else { return [] }
+      var set: GestureSet = []
+      for name in text.split(separator: ",") {
+        switch name {
+        case "double-press": set.insert(.doublePress)
+        case "long-hold": set.insert(.longHold)
+        default: throw error(line, "unknown gesture '\(name)' (double-press, long-hold, or none)")
+        }
+      }
+      return set
+    }
 
     func index(_ name: String, _ line: Scenario.Line) throws(ScenarioError) -> Int {
       guard let index = names.firstIndex(of: name) else {

@@ -32,7 +32,7 @@ import Testing
     // The announcements precede the reply on the same connection.
     #expect(c.events.contains(.performing(kind: "org.test.flag", button: "action", source: .socket, value: true)))
     let performed = c.events.compactMap { e -> ControlSnapshot? in
-      if case .performed(button: "action", source: .socket, let control) = e { return control }
+      if case .performed(button: "action", source: .socket, _, let control) = e { return control }
       return nil
     }
     #expect(performed.map(\.valueText) == ["Running"])

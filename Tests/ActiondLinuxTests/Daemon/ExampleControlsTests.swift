@@ -45,7 +45,7 @@ import Testing
       let e = try h.waitForEvent(c, "released", after: seen) {
         if case .released = $0 { return true } else { return false }
       }
-      guard case .released(_, _, let hint, _, _) = e else { return nil }
+      guard case .released(_, _, let hint, _, _, _) = e else { return nil }
       return hint
     }
     #expect(try hint() == "Hold to Start")
