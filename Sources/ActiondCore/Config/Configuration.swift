@@ -131,23 +131,18 @@ public struct ButtonConfig: Hashable, Sendable {
   public static let defaultDebounce = RecognizerSettings.defaultDebounce
   public static let debounceRangeMs: ClosedRange<Int64> =
     RecognizerSettings.debounceRange.lowerBound.milliseconds...RecognizerSettings.debounceRange.upperBound.milliseconds
-  // The gesture timing rules, in one place until the recognizer's settings own them too
-  // (then these point there, like the two above); the loader and `ButtonStatus` read them.
-  /// 300 ms: a relaxed double click; a first press waits this long before it is a short press.
-  public static let defaultDoublePressWindow = TimeSpan.milliseconds(300)
-  /// Valid double-press windows, inclusive: 100 ms ... 1 s.
-  public static let doublePressWindowRange = TimeSpan.milliseconds(100)...TimeSpan.milliseconds(1000)
+  public static let defaultDoublePressWindow = RecognizerSettings.defaultDoublePressWindow
+  public static let doublePressWindowRange = RecognizerSettings.doublePressWindowRange
   public static let doublePressWindowRangeMs: ClosedRange<Int64> =
     doublePressWindowRange.lowerBound.milliseconds...doublePressWindowRange.upperBound.milliseconds
-  /// Valid long-hold thresholds, inclusive: 200 ms ... 60 s.
-  public static let longHoldThresholdRange = TimeSpan.milliseconds(200)...TimeSpan.milliseconds(60_000)
+  public static let longHoldThresholdRange = RecognizerSettings.longHoldThresholdRange
   public static let longHoldThresholdRangeMs: ClosedRange<Int64> =
     longHoldThresholdRange.lowerBound.milliseconds...longHoldThresholdRange.upperBound.milliseconds
 
-  /// The long-hold threshold of a button that sets none: 3 s, and at least 1 s after the
-  /// hold threshold, so that a hold is never mistaken for a long hold (at most 11 s).
+  /// The long-hold threshold of a button that sets none (the recognizer's rule: 3 s, and
+  /// at least 1 s after the hold threshold).
   public static func defaultLongHoldThreshold(holdThreshold: TimeSpan) -> TimeSpan {
-    max(.milliseconds(3000), holdThreshold + .milliseconds(1000))
+    RecognizerSettings.defaultLongHoldThreshold(holdThreshold: holdThreshold)
   }
 
   public init(
@@ -172,7 +167,9 @@ public struct ButtonConfig: Hashable, Sendable {
   /// The press recognizer's settings for this button. A loaded configuration never throws
   /// here (the loader checked the same ranges); a hand-built `ButtonConfig` may.
   public func recognizerSettings() throws(RecognizerSettings.Invalid) -> RecognizerSettings {
-    try RecognizerSettings(holdThreshold: holdThreshold, debounce: debounce)
+    try RecognizerSettings(
+      holdThreshold: holdThreshold, debounce: debounce, doublePressWindow: doublePressWindow,
+      longHoldThreshold: longHoldThreshold)
   }
 
   /// Whether `name` is a valid button name.

@@ -972,7 +972,8 @@ public final class ControlEngine {
         if let old, let from = unchanged[index], from < old.count { return old[from] }
         return ButtonRecognizers.Button(
           keyCode: b.keyCode,
-          settings: (try? RecognizerSettings(holdThreshold: b.holdThreshold, debounce: b.debounce)) ?? .default)
+          // A loaded configuration's buttons always have valid settings (the loader checked them).
+          settings: (try? b.recognizerSettings()) ?? .default)
       })
   }
 

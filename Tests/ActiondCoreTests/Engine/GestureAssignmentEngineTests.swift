@@ -213,3 +213,32 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     #expect(buttons.last == ["action", "foot"])
   }
 }
+
+@Suite struct GestureTimingEngineTests {
+  /// The button's configured long-hold threshold and double-press window reach its recognizer.
+  @Test func theConfiguredTimingIsTheRecognizers() throws {
+    let config = try ConfigurationLoader.load(
+      main: ConfigurationSource(
+        name: "t.json",
+        text: """
+          {
+            buttons: [{ name: "action", key: "KEY_PROG1", doublePressWindowMs: 450, longHoldThresholdMs: 4200 }],
+            controls: [
+              { kind: "t.a", type: "toggle", displayName: "A", intent: { type: "state" } },
+              { kind: "t.b", type: "toggle", displayName: "B", intent: { type: "state" } },
+            ],
+            assignments: { action: { hold: "t.a", longHold: "t.b", doublePress: "t.b" } },
+          }
+          """))
+    #expect(
+      try config.buttons[0].recognizerSettings()
+        == RecognizerSettings(doublePressWindow: .milliseconds(450), longHoldThreshold: .milliseconds(4200)))
+    let engine = ControlEngine(configuration: config, output: Recorder())
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    #expect(engine.nextDeadline == t0 + .milliseconds(600))
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    #expect(engine.nextDeadline == t0 + .milliseconds(4200))
+  }
+}
