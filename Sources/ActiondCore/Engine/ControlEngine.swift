@@ -273,7 +273,8 @@ public final class ControlEngine {
         let long = gestureAssignment(name, .longHold)
         output.announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
         if let long {
-          perform(long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
+          perform(
+            long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
         }
       case .releasedAfterHold(let at, let heldFor, let longHeld):
         output.announce(
@@ -385,7 +386,8 @@ public final class ControlEngine {
     if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       // A later request replaces an earlier queued one: on then off while busy is off.
       queuedMomentary[instance.id] = QueuedMomentary(on: on, button: button, pressTime: pressTime)
-      output.log(.info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
+      output.log(
+        .info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
       return
     }
     perform(
@@ -555,7 +557,8 @@ public final class ControlEngine {
     case .failed(let code, let reason):
       inFlight[instanceID] = nil
       let error = ProtocolError(code, reason)
-      output.announce(.failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
+      output.announce(
+        .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
       entry.value.completion?(.failure(error))
       runQueuedMomentary(instanceID)
     case .succeeded:

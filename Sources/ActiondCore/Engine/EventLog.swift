@@ -65,7 +65,9 @@ public struct EventLogLine: Hashable, Sendable {
       let target = value.map { $0 ? " (turning on)" : " (turning off)" } ?? ""
       let by = gesture.map { " by \($0)" } ?? ""
       message = "performing \(kind)\(target)\(button.map { " for button \($0)\(by)" } ?? " from \(source.rawValue)")"
-      fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("gesture", gesture?.rawValue ?? "")]
+      fields = [
+        ("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("gesture", gesture?.rawValue ?? ""),
+      ]
     case .performed(let button, let source, _, let control):
       message = "\(control.displayName): \(control.valueText ?? "done")"
       fields = [
