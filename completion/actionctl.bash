@@ -36,6 +36,7 @@ _actionctl() {
     --timeout) return ;;
     --button) COMPREPLY=($(compgen -W "$(_actionctl_query buttons)" -- "$cur")); return ;;
     --kind) COMPREPLY=($(compgen -W "$(_actionctl_query kinds)" -- "$cur")); return ;;
+    --gesture) COMPREPLY=($(compgen -W "hold doublePress longHold" -- "$cur")); return ;;
     --events)
       local prefix=${cur%,*}
       [[ $prefix == "$cur" ]] && prefix="" || prefix+=","
@@ -60,9 +61,22 @@ _actionctl() {
     get | reload)
       ((position == 1)) && COMPREPLY=($(compgen -W "$(_actionctl_query kinds)" -- "$cur")) ;;
     assign)
-      case $position in
-        1) COMPREPLY=($(compgen -W "$(_actionctl_query buttons)" -- "$cur")) ;;
-        2) COMPREPLY=($(compgen -W "$(_actionctl_query kinds)" -- "$cur")) ;;
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--gesture --momentary" -- "$cur"))
+        return
+      fi
+      # BUTTON and KIND are the first two words that are not options (--gesture takes a value).
+      local j positional=0
+      for ((j = command_index + 1; j < cword; j++)); do
+        case ${words[j]} in
+          --gesture) ((j++)) ;;
+          -*) ;;
+          *) ((positional++)) ;;
+        esac
+      done
+      case $positional in
+        0) COMPREPLY=($(compgen -W "$(_actionctl_query buttons)" -- "$cur")) ;;
+        1) COMPREPLY=($(compgen -W "$(_actionctl_query kinds)" -- "$cur")) ;;
       esac ;;
     set)
       case $position in

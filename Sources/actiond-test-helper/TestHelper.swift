@@ -80,9 +80,11 @@ struct TestHelper {
   static func snapshot(_ n: Int64) -> StateSnapshot {
     StateSnapshot(
       assignments: [
-        "action": .init(
-          kind: "org.example.counter",
-          configuration: ["n": .integer(n), "padding": .string(String(repeating: "x", count: Int(n % 7) * 1500))])
+        "action": [
+          .hold: .init(
+            kind: "org.example.counter",
+            configuration: ["n": .integer(n), "padding": .string(String(repeating: "x", count: Int(n % 7) * 1500))])
+        ]
       ],
       values: ["org.example.timer": n % 2 == 0, "n-\(n % 5)": true])
   }

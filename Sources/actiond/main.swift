@@ -28,7 +28,7 @@ case .checkConfig(let file):
     let configuration = try ConfigurationFiles.load(mainPath: file ?? options.configPath)
     print(
       "\(file ?? options.configPath ?? "configuration"): OK (\(configuration.buttons.count) button(s), "
-        + "\(configuration.controls.count) control(s), \(configuration.assignments.count) assignment(s))")
+        + "\(configuration.controls.count) control(s), \(configuration.assignmentCount) assignment(s))")
   } catch let error as ConfigurationError {
     printError(error.description)
     printError("\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s") found")

@@ -41,7 +41,7 @@ let timerControl = """
     #expect(timer.intent == .state)
     #expect(timer.value == .store(initial: false))
     #expect(timer.source == ConfigurationLoader.embeddedDefaultName)
-    #expect(config.assignments["action"]?.id == DefaultConfiguration.workTimerKind)
+    #expect(config.assignments["action"]?[.hold]?.instance.id == DefaultConfiguration.workTimerKind)
     #expect(ControlPresentation.hint(for: timer, missing: [], value: .off) == "Hold to Start")
     #expect(ControlPresentation.hint(for: timer, missing: [], value: .on) == "Hold to Stop")
     #expect(ControlPresentation.valueText(for: timer, value: .on) == "Running")
@@ -71,7 +71,7 @@ let timerControl = """
       """)
     #expect(config.buttons[0].holdThreshold == .milliseconds(1000))
     #expect(config.buttons[0].keyCode == 0x100)
-    #expect(config.assignments["foot"]?.kind == "org.example.timer")
+    #expect(config.assignments["foot"]?[.hold]?.instance.kind == "org.example.timer")
   }
 
   @Test func syntaxErrorNamesFileLineAndColumn() {

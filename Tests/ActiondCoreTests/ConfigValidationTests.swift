@@ -563,10 +563,10 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
   @Test func bothFormsAreRead() throws {
     let c = try load(
       #"{ \#(base), assignments: { action: "a.led", foot: { kind: "a.led", configuration: { led: "green" } } } }"#)
-    #expect(c.assignments["action"]?.missing == ["led"])
-    #expect(c.assignments["action"]?.id == "a.led{n=2}")
-    #expect(c.assignments["foot"]?.id == "a.led{led=green,n=2}")
-    #expect(c.assignments["foot"]?.isConfigured == true)
+    #expect(c.assignments["action"]?[.hold]?.instance.missing == ["led"])
+    #expect(c.assignments["action"]?[.hold]?.instance.id == "a.led{n=2}")
+    #expect(c.assignments["foot"]?[.hold]?.instance.id == "a.led{led=green,n=2}")
+    #expect(c.assignments["foot"]?[.hold]?.instance.isConfigured == true)
   }
 
   @Test func problems() {
@@ -582,7 +582,7 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
           "assignments.foot.kind: missing (the kind of the control to assign)",
           "assignments.foot.configuration: must be an object of parameter values, got array",
           #"assignments.hand: no button is named "hand"; buttons: action, foot"#,
-          "assignments.hand: must be a kind or {kind, configuration}, got number",
+          "assignments.hand: must be a kind, {kind, configuration, momentary} or {hold, doublePress, longHold}, got number",
           #"assignments["x y"]: no button is named "x y"; buttons: action, foot"#,
           #"assignments["x y"]: no control has kind "a.lde" (did you mean a.led?)"#,
         ])
@@ -612,6 +612,6 @@ private let button = #"kind: "a.b", type: "button", displayName: "B""#
     let dropIn = ConfigurationSource(name: "d.json", text: timerControl)
     let c = try load(
       #"{ buttons: [{ name: "a", key: 1 }], assignments: { a: "org.example.timer" } }"#, dropIns: [dropIn])
-    #expect(c.assignments["a"]?.kind == "org.example.timer")
+    #expect(c.assignments["a"]?[.hold]?.instance.kind == "org.example.timer")
   }
 }

@@ -14,9 +14,11 @@ public struct Configuration: Hashable, Sendable {
   public var buttons: [ButtonConfig]
   /// Control definitions from the main file, then the drop-ins (sorted by file name); kinds are unique.
   public var controls: [ControlDefinition]
-  /// The control instance assigned to each button, by button name. Buttons without an
-  /// entry are unassigned. The state store's assignments override these at run time.
-  public var assignments: [String: ControlInstance]
+  /// What each button's gestures perform, by button name, then gesture. A button without
+  /// an entry is unassigned; a gesture without an entry does nothing (a button whose only
+  /// entry is a `doublePress` has no hold). Entries are never empty. The state store's
+  /// assignments override these at run time, gesture by gesture.
+  public var assignments: [String: [Gesture: GestureAssignment]]
 
   /// Default paths, used when the configuration gives none.
   public static let defaultMainFile = "/etc/actiond/actiond.json"
@@ -26,7 +28,8 @@ public struct Configuration: Hashable, Sendable {
   public init(
     socket: SocketSettings = SocketSettings(), stateDirectory: String = Configuration.defaultStateDirectory,
     controlsDirectory: String = Configuration.defaultControlsDirectory, logLevel: LogLevel = .info,
-    buttons: [ButtonConfig] = [], controls: [ControlDefinition] = [], assignments: [String: ControlInstance] = [:]
+    buttons: [ButtonConfig] = [], controls: [ControlDefinition] = [],
+    assignments: [String: [Gesture: GestureAssignment]] = [:]
   ) {
     self.socket = socket
     self.stateDirectory = stateDirectory
@@ -42,6 +45,15 @@ public struct Configuration: Hashable, Sendable {
 
   /// The button with a name.
   public func button(named name: String) -> ButtonConfig? { buttons.first { $0.name == name } }
+
+  /// How many gestures are assigned, over all buttons (a button with a hold and a double
+  /// press counts twice): what `--check-config` reports.
+  public var assignmentCount: Int { assignments.values.reduce(0) { $0 + $1.count } }
+
+  /// The configuration file's assignment of one gesture of a button.
+  public func assignment(of button: String, gesture: Gesture) -> GestureAssignment? {
+    assignments[button]?[gesture]
+  }
 }
 
 /// The control socket: where it is and who may do what.
@@ -101,6 +113,14 @@ public struct ButtonConfig: Hashable, Sendable {
   /// Grab the device (`EVIOCGRAB`) so no other program sees its keys. Off by default:
   /// grabbing a keyboard for one key takes all its keys away from the desktop.
   public var grab: Bool
+  /// A second key-down this soon after a short press's release is a double press
+  /// (default 300 ms, valid 100...1000 ms, longer than `debounce`). Only buttons with a
+  /// `doublePress` assignment wait for it.
+  public var doublePressWindow: TimeSpan
+  /// A press lasting this long is a long hold (valid 200...60000 ms, longer than
+  /// `holdThreshold`; default ``defaultLongHoldThreshold(holdThreshold:)``). Only
+  /// buttons with a `longHold` assignment act on it.
+  public var longHoldThreshold: TimeSpan
 
   // The recognizer owns the timing rules; the configuration only spells them in milliseconds.
   public static let defaultHoldThreshold = RecognizerSettings.defaultHoldThreshold
@@ -111,11 +131,25 @@ public struct ButtonConfig: Hashable, Sendable {
   public static let defaultDebounce = RecognizerSettings.defaultDebounce
   public static let debounceRangeMs: ClosedRange<Int64> =
     RecognizerSettings.debounceRange.lowerBound.milliseconds...RecognizerSettings.debounceRange.upperBound.milliseconds
+  public static let defaultDoublePressWindow = RecognizerSettings.defaultDoublePressWindow
+  public static let doublePressWindowRange = RecognizerSettings.doublePressWindowRange
+  public static let doublePressWindowRangeMs: ClosedRange<Int64> =
+    doublePressWindowRange.lowerBound.milliseconds...doublePressWindowRange.upperBound.milliseconds
+  public static let longHoldThresholdRange = RecognizerSettings.longHoldThresholdRange
+  public static let longHoldThresholdRangeMs: ClosedRange<Int64> =
+    longHoldThresholdRange.lowerBound.milliseconds...longHoldThresholdRange.upperBound.milliseconds
+
+  /// The long-hold threshold of a button that sets none (the recognizer's rule: 3 s, and
+  /// at least 1 s after the hold threshold).
+  public static func defaultLongHoldThreshold(holdThreshold: TimeSpan) -> TimeSpan {
+    RecognizerSettings.defaultLongHoldThreshold(holdThreshold: holdThreshold)
+  }
 
   public init(
     name: String, keyCode: UInt16, keyName: String? = nil, match: DeviceMatch = .default,
     holdThreshold: TimeSpan = ButtonConfig.defaultHoldThreshold, debounce: TimeSpan = ButtonConfig.defaultDebounce,
-    grab: Bool = false
+    grab: Bool = false, doublePressWindow: TimeSpan = ButtonConfig.defaultDoublePressWindow,
+    longHoldThreshold: TimeSpan? = nil
   ) {
     self.name = name
     self.keyCode = keyCode
@@ -124,12 +158,18 @@ public struct ButtonConfig: Hashable, Sendable {
     self.holdThreshold = holdThreshold
     self.debounce = debounce
     self.grab = grab
+    self.doublePressWindow = doublePressWindow
+    // The default follows the hold threshold given here (a later change of
+    // `holdThreshold` does not move it: set both).
+    self.longHoldThreshold = longHoldThreshold ?? ButtonConfig.defaultLongHoldThreshold(holdThreshold: holdThreshold)
   }
 
   /// The press recognizer's settings for this button. A loaded configuration never throws
   /// here (the loader checked the same ranges); a hand-built `ButtonConfig` may.
   public func recognizerSettings() throws(RecognizerSettings.Invalid) -> RecognizerSettings {
-    try RecognizerSettings(holdThreshold: holdThreshold, debounce: debounce)
+    try RecognizerSettings(
+      holdThreshold: holdThreshold, debounce: debounce, doublePressWindow: doublePressWindow,
+      longHoldThreshold: longHoldThreshold)
   }
 
   /// Whether `name` is a valid button name.
@@ -145,7 +185,8 @@ public struct ButtonConfig: Hashable, Sendable {
 
 extension Configuration {
   /// The buttons a reload from `old` to this configuration leaves exactly as they were
-  /// (name, key, device match, timing, grab): new index → old index. Both the engine
+  /// (name, key, device match, timing: hold threshold, debounce, double-press window and
+  /// long-hold threshold, grab): new index → old index. Both the engine
   /// (recognizers) and the input layer (device bindings) carry these over, by this one
   /// rule, so a press or hold in progress on an untouched button survives a reload.
   public func unchangedButtons(since old: Configuration) -> [Int: Int] {

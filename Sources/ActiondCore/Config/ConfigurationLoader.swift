@@ -183,7 +183,9 @@ public enum ConfigurationLoader {
 
   // MARK: - Buttons
 
-  static let buttonKeys = ["name", "key", "match", "holdThresholdMs", "debounceMs", "grab"]
+  static let buttonKeys = [
+    "name", "key", "match", "holdThresholdMs", "debounceMs", "doublePressWindowMs", "longHoldThresholdMs", "grab",
+  ]
   static let matchKeys = ["tag", "property", "name", "phys", "uniq", "id", "link", "devnode"]
 
   /// Reads the buttons; `names` gets every name written, valid button or not.
@@ -248,6 +250,32 @@ public enum ConfigurationLoader {
       if button.debounce >= button.holdThreshold {
         r.report(p / "debounceMs", "must be shorter than holdThresholdMs (\(button.holdThreshold.milliseconds))")
         ok = false
+      }
+      if let ms = r.integer(
+        in: o, "doublePressWindowMs", p, range: ButtonConfig.doublePressWindowRangeMs, unit: " ms")
+      {
+        button.doublePressWindow = .milliseconds(ms)
+        // A re-press within the debounce is chatter, so a shorter window could never see a double press.
+        if button.doublePressWindow <= button.debounce {
+          r.report(p / "doublePressWindowMs", "must be longer than debounceMs (\(button.debounce.milliseconds))")
+          ok = false
+        }
+      } else if o["doublePressWindowMs"] != nil {
+        ok = false
+      }
+      if let ms = r.integer(
+        in: o, "longHoldThresholdMs", p, range: ButtonConfig.longHoldThresholdRangeMs, unit: " ms")
+      {
+        button.longHoldThreshold = .milliseconds(ms)
+        if button.longHoldThreshold <= button.holdThreshold {
+          r.report(
+            p / "longHoldThresholdMs", "must be longer than holdThresholdMs (\(button.holdThreshold.milliseconds))")
+          ok = false
+        }
+      } else if o["longHoldThresholdMs"] != nil {
+        ok = false
+      } else {
+        button.longHoldThreshold = ButtonConfig.defaultLongHoldThreshold(holdThreshold: button.holdThreshold)
       }
       guard ok else { continue }
       if let twin = seen.first(where: { $0.button.keyCode == code && $0.button.match == match }) {
@@ -397,16 +425,19 @@ public enum ConfigurationLoader {
 
   // MARK: - Assignments
 
+  /// Keys of one gesture's assignment object, and of the hold's short object form.
+  static let assignmentKeys = ["kind", "configuration", "momentary"]
+
   private static func readAssignments(
     _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader, buttons: [ButtonConfig],
     definitions: DefinitionSet
-  ) -> [String: ControlInstance] {
+  ) -> [String: [Gesture: GestureAssignment]] {
     let buttonNames = buttons.map(\.name)
     // Names of buttons that had errors were reported there; an assignment to one is not reported again.
     let writtenNames = definitions.buttonNames
     guard let o = r.object(value, path, allowed: nil, what: "an object of button name → control")
     else { return [:] }
-    var result: [String: ControlInstance] = [:]
+    var result: [String: [Gesture: GestureAssignment]] = [:]
     for (button, entry) in o {
       let p = path / button
       if !writtenNames.contains(button) {
@@ -415,47 +446,123 @@ public enum ConfigurationLoader {
         if !writtenNames.isEmpty { message += "; buttons: \(writtenNames.joined(separator: ", "))" }
         r.report(p, message)
       }
-      var kindValue: JSONValue?
-      var kindPath = p
-      var configuration = JSONObject()
-      var configurationPath = p / "configuration"
-      if entry.stringValue != nil {
-        kindValue = entry
-      } else if let eo = r.object(
-        entry, p, allowed: ["kind", "configuration"], what: "a kind or {kind, configuration}")
-      {
-        kindValue = r.requireMember(eo, "kind", p, "the kind of the control to assign")
-        kindPath = p / "kind"
-        if let c = eo["configuration"] {
-          configurationPath = p / "configuration"
-          if let co = c.objectValue {
-            configuration = co
+      var gestures: [Gesture: GestureAssignment] = [:]
+      if let eo = entry.objectValue, eo.keys.contains(where: { Gesture(rawValue: $0) != nil }) {
+        // The per-gesture form: only gesture keys, each holding a kind or an object.
+        guard
+          let go = r.object(
+            entry, p, allowed: nil, what: "an object of gesture → control")
+        else { continue }
+        for key in go.keys where Gesture(rawValue: key) == nil {
+          if assignmentKeys.contains(key) {
+            r.report(
+              p / key,
+              "cannot be mixed with the gesture keys \(Gesture.names) (write the hold's control as hold: { \(key): ... })"
+            )
           } else {
-            r.report(configurationPath, "must be an object of parameter values, got \(c.typeName)")
-            continue
+            var message = "unknown key"
+            if let s = closestMatch(to: key, in: Gesture.allCases.map(\.rawValue)) {
+              message += " (did you mean \(s)?)"
+            }
+            r.report(p / key, message + "; gestures: \(Gesture.names)")
           }
         }
-      }
-      guard let kindValue, let kind = r.string(kindValue, kindPath) else { continue }
-      guard let definition = definitions.definition(kind) else {
-        // A kind whose definition had errors was already reported; do not cascade.
-        if !definitions.attempted.contains(kind) {
-          var message = "no control has kind \(JSONEncoding.quoted(kind))"
-          if let s = closestMatch(to: kind, in: definitions.definitions.map(\.kind)) {
-            message += " (did you mean \(s)?)"
+        for gesture in Gesture.allCases {
+          guard let v = go[gesture.rawValue] else { continue }
+          if let a = readGestureAssignment(v, p / gesture.rawValue, gesture, r, definitions: definitions) {
+            gestures[gesture] = a
           }
-          r.report(kindPath, message)
         }
-        continue
+      } else if let a = readGestureAssignment(entry, p, .hold, r, definitions: definitions, shortForm: true) {
+        gestures[.hold] = a
       }
-      do {
-        let instance = try ControlInstance(definition: definition, configuration: configuration)
-        if buttonNames.contains(button) { result[button] = instance }
-      } catch {
-        for problem in error.problems { r.report(configurationPath / problem.parameter, problem.message) }
-      }
+      if buttonNames.contains(button), !gestures.isEmpty { result[button] = gestures }
     }
     return result
+  }
+
+  /// One gesture's assignment: a kind, or `{kind, configuration?, momentary?}`. `shortForm`:
+  /// the button's entry itself (the hold), where a misspelt gesture key is likelier than a
+  /// misspelt `kind`.
+  private static func readGestureAssignment(
+    _ entry: JSONValue, _ p: JSONPath, _ gesture: Gesture, _ r: ConfigurationReader, definitions: DefinitionSet,
+    shortForm: Bool = false
+  ) -> GestureAssignment? {
+    var kindValue: JSONValue?
+    var kindPath = p
+    var configuration = JSONObject()
+    let configurationPath = p / "configuration"
+    var momentary = false
+    var momentaryPath: JSONPath?
+    if entry.stringValue != nil {
+      kindValue = entry
+    } else if let eo = r.object(
+      entry, p, allowed: nil,
+      what: shortForm
+        ? "a kind, {kind, configuration, momentary} or {hold, doublePress, longHold}"
+        : "a kind or {kind, configuration, momentary}")
+    {
+      var misspeltGesture = false
+      let candidates = assignmentKeys + (shortForm ? Gesture.allCases.map(\.rawValue) : [])
+      for key in eo.keys where !assignmentKeys.contains(key) {
+        var message = "unknown key"
+        if let s = closestMatch(to: key, in: candidates) {
+          message += " (did you mean \(s)?)"
+          if Gesture(rawValue: s) != nil { misspeltGesture = true }
+        }
+        r.report(p / key, message)
+      }
+      if let k = eo["kind"] {
+        kindValue = k
+      } else if !misspeltGesture {
+        // A misspelt gesture key (`doublePres`) means the per-gesture form: no kind is missing.
+        r.report(p / "kind", "missing (the kind of the control to assign)")
+      }
+      kindPath = p / "kind"
+      if let c = eo["configuration"] {
+        if let co = c.objectValue {
+          configuration = co
+        } else {
+          r.report(configurationPath, "must be an object of parameter values, got \(c.typeName)")
+          return nil
+        }
+      }
+      if eo["momentary"] != nil {
+        momentaryPath = p / "momentary"
+        if gesture != .hold {
+          r.report(
+            p / "momentary", "only a hold can be momentary (a \(gesture) performs once); leave momentary out")
+          return nil
+        }
+        guard let m = r.bool(in: eo, "momentary", p) else { return nil }
+        momentary = m
+      }
+    }
+    guard let kindValue, let kind = r.string(kindValue, kindPath) else { return nil }
+    guard let definition = definitions.definition(kind) else {
+      // A kind whose definition had errors was already reported; do not cascade.
+      if !definitions.attempted.contains(kind) {
+        var message = "no control has kind \(JSONEncoding.quoted(kind))"
+        if let s = closestMatch(to: kind, in: definitions.definitions.map(\.kind)) {
+          message += " (did you mean \(s)?)"
+        }
+        r.report(kindPath, message)
+      }
+      return nil
+    }
+    if momentary, definition.type != .toggle, let momentaryPath {
+      r.report(
+        momentaryPath,
+        "only a toggle can be momentary (on while held, off at the release): \(kind) is a \(definition.type.rawValue)")
+      return nil
+    }
+    do {
+      return GestureAssignment(
+        instance: try ControlInstance(definition: definition, configuration: configuration), momentary: momentary)
+    } catch {
+      for problem in error.problems { r.report(configurationPath / problem.parameter, problem.message) }
+      return nil
+    }
   }
 }
 

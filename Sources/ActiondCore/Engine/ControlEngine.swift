@@ -78,8 +78,18 @@ public final class ControlEngine {
   public private(set) var configuration: Configuration
   private var recognizers: ButtonRecognizers
   private var armedDeadline: MonotonicInstant?
-  private var assignments: [String: ControlInstance] = [:]
-  private var runtimeAssignments: [String: StateSnapshot.Assignment] = [:]
+  /// What each button's gestures perform now (file or run time): button → gesture → assignment.
+  private var gestureAssignments: [String: [Gesture: GestureAssignment]] = [:]
+  /// The run-time assignments, as persisted: button → gesture → assignment.
+  private var runtimeAssignments: [String: [Gesture: StateSnapshot.Assignment]] = [:]
+  /// Each button's hold instance (the control a short press hints and a hold performs),
+  /// by button name: a view of `gestureAssignments`, so the key-event path copies nothing.
+  private var assignments: HoldAssignments { HoldAssignments(all: gestureAssignments) }
+
+  private struct HoldAssignments {
+    let all: [String: [Gesture: GestureAssignment]]
+    subscript(button: String) -> ControlInstance? { all[button]?[.hold]?.instance }
+  }
   private var instances: [String: ControlInstance] = [:]
   private var values: [String: ControlValue] = [:]
   /// Store-backed values by ``ControlInstance/storeKey``.
@@ -147,7 +157,7 @@ public final class ControlEngine {
   ///   kept whatever their configuration: the user may assign that configuration again.
   private func reconcileStoreValues() -> Bool {
     var changed = false
-    var named = Array(assignments.values)
+    var named = assignedInstances()
     for definition in configuration.controls {
       if let bare = try? ControlInstance(definition: definition, configuration: [:] as JSONObject) {
         named.append(bare)
@@ -263,7 +273,8 @@ public final class ControlEngine {
         let long = gestureAssignment(name, .longHold)
         output.announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
         if let long {
-          perform(long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
+          perform(
+            long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
         }
       case .releasedAfterHold(let at, let heldFor, let longHeld):
         output.announce(
@@ -375,7 +386,8 @@ public final class ControlEngine {
     if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       // A later request replaces an earlier queued one: on then off while busy is off.
       queuedMomentary[instance.id] = QueuedMomentary(on: on, button: button, pressTime: pressTime)
-      output.log(.info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
+      output.log(
+        .info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
       return
     }
     perform(
@@ -545,7 +557,8 @@ public final class ControlEngine {
     case .failed(let code, let reason):
       inFlight[instanceID] = nil
       let error = ProtocolError(code, reason)
-      output.announce(.failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
+      output.announce(
+        .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
       entry.value.completion?(.failure(error))
       runQueuedMomentary(instanceID)
     case .succeeded:
@@ -809,81 +822,108 @@ public final class ControlEngine {
 
   // MARK: - Assignment
 
-  /// Assigns `instance` to `button` at run time and persists it.
-  public func assign(_ instance: ControlInstance, to button: String) throws(ProtocolError) -> ControlSnapshot {
+  /// Assigns `instance` to `gesture` of `button` at run time and persists it (`assign`).
+  /// `momentary` is only for the hold of a toggle: `bad-request` for another gesture,
+  /// `unsupported` for a button-type control. The other gestures of the button keep
+  /// their assignments. On `state-not-saved` nothing changed.
+  public func assign(
+    _ instance: ControlInstance, to button: String, gesture: Gesture = .hold, momentary: Bool = false
+  ) throws(ProtocolError) -> ControlSnapshot {
     guard configuration.button(named: button) != nil else {
       throw ProtocolError(.unknownButton, "no button named \"\(button)\"")
     }
     guard let definition = configuration.control(kind: instance.kind) else {
       throw ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
     }
-    let fromFile = configuration.assignments[button]
-    var stored = StateSnapshot.Assignment(instance)
-    stored.replaces = fromFile.map {
-      StateSnapshot.Replaced(kind: $0.kind, configuration: $0.configuration.mapValues(\.json))
+    if momentary {
+      guard gesture == .hold else {
+        throw ProtocolError(.badRequest, "only a hold can be momentary, not a \(gesture)")
+      }
+      guard definition.type == .toggle else {
+        throw ProtocolError(
+          .unsupported,
+          "only a toggle can be momentary (on while held, off at the release): \(instance.kind) is a button")
+      }
     }
-    let (oldStored, oldAssigned) = (runtimeAssignments[button], assignments[button])
-    runtimeAssignments[button] = stored
-    assignments[button] = instance
+    let assignment = GestureAssignment(instance: instance, momentary: momentary)
+    var stored = StateSnapshot.Assignment(assignment)
+    stored.replaces = configuration.assignment(of: button, gesture: gesture).map(StateSnapshot.Replaced.init)
+    let (oldStored, oldAssigned) = (runtimeAssignments[button], gestureAssignments[button])
+    runtimeAssignments[button, default: [:]][gesture] = stored
+    gestureAssignments[button, default: [:]][gesture] = assignment
     if let error = persist() {
-      (runtimeAssignments[button], assignments[button]) = (oldStored, oldAssigned)
+      (runtimeAssignments[button], gestureAssignments[button]) = (oldStored, oldAssigned)
       throw error
     }
     instances[instance.id] = instance
     let snap = snapshot(instance, definition)
-    output.announce(.assigned(button: button, control: snap))
-    output.log(.notice, "button \(button) is now assigned \(instance.id)")
+    output.announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
+    output.log(
+      .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     syncGestures()
     if values[instance.id] == nil { refresh(instance) }
     return snap
   }
 
-  /// The control assigned to `gesture` of `button`, if any.
-  func gestureAssignment(_ button: String, _ gesture: Gesture) -> GestureAssignment? {
-    guard gesture == .hold, let instance = assignments[button] else { return nil }
-    return GestureAssignment(instance: instance, momentary: false)
+  /// The instance assigned to the hold of `button`, if any (what `perform` of a button performs).
+  public func assignment(of button: String) -> ControlInstance? { gestureAssignments[button]?[.hold]?.instance }
+
+  /// What `gesture` of `button` performs now (run time or file), if anything.
+  public func assignment(of button: String, gesture: Gesture) -> GestureAssignment? {
+    gestureAssignments[button]?[gesture]
   }
 
-  /// The instance assigned to `button`, if any.
-  public func assignment(of button: String) -> ControlInstance? { assignments[button] }
+  /// Every gesture `button` has an assignment for (empty: unassigned or no such button).
+  public func assignments(of button: String) -> [Gesture: GestureAssignment] { gestureAssignments[button] ?? [:] }
+
+  /// The control assigned to `gesture` of `button`, if any (the recognizer's reactions ask this).
+  func gestureAssignment(_ button: String, _ gesture: Gesture) -> GestureAssignment? {
+    gestureAssignments[button]?[gesture]
+  }
 
   private func resolveAssignments(announce: Bool) {
-    var resolved: [String: ControlInstance] = [:]
+    var resolved: [String: [Gesture: GestureAssignment]] = [:]
     for button in configuration.buttons {
-      let fromFile = configuration.assignments[button.name]
-      if let stored = runtimeAssignments[button.name] {
-        // The operator edited this button's assignment in the file since the run-time
-        // assignment was made: the file wins again.
-        let fileChanged =
-          stored.replaces?.kind != fromFile?.kind
-          || stored.replaces?.configuration != fromFile?.configuration.mapValues(\.json)
-        if fileChanged {
-          runtimeAssignments[button.name] = nil
-          output.log(.notice, "button \(button.name): the configuration file's assignment replaces the run-time one")
-        } else if let definition = configuration.control(kind: stored.kind),
-          let instance = try? ControlInstance(
-            definition: definition,
-            configuration: JSONObject(stored.configuration.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
-        {
-          resolved[button.name] = instance
-          continue
-        } else {
-          runtimeAssignments[button.name] = nil
-          output.log(
-            .warning,
-            "button \(button.name): stored assignment \(stored.kind) no longer fits the configuration; dropped")
+      var stored = runtimeAssignments[button.name] ?? [:]
+      for gesture in Gesture.allCases {
+        let fromFile = configuration.assignment(of: button.name, gesture: gesture)
+        let subject = gesture == .hold ? "button \(button.name)" : "button \(button.name) \(gesture)"
+        if let run = stored[gesture] {
+          // The operator edited this gesture's assignment in the file since the run-time
+          // assignment was made: the file wins again.
+          if run.replaces != fromFile.map(StateSnapshot.Replaced.init) {
+            stored[gesture] = nil
+            output.log(.notice, "\(subject): the configuration file's assignment replaces the run-time one")
+          } else if let definition = configuration.control(kind: run.kind),
+            !run.momentary || (gesture == .hold && definition.type == .toggle),
+            let instance = try? ControlInstance(
+              definition: definition,
+              configuration: JSONObject(run.configuration.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+          {
+            resolved[button.name, default: [:]][gesture] = GestureAssignment(
+              instance: instance, momentary: run.momentary)
+            continue
+          } else {
+            stored[gesture] = nil
+            output.log(.warning, "\(subject): stored assignment \(run.kind) no longer fits the configuration; dropped")
+          }
         }
+        if let fromFile { resolved[button.name, default: [:]][gesture] = fromFile }
       }
-      if let fromFile { resolved[button.name] = fromFile }
+      runtimeAssignments[button.name] = stored.isEmpty ? nil : stored
     }
     runtimeAssignments = runtimeAssignments.filter { configuration.button(named: $0.key) != nil }
-    let old = assignments
-    assignments = resolved
-    for instance in resolved.values { instances[instance.id] = instance }
+    let old = gestureAssignments
+    gestureAssignments = resolved
+    for gestures in resolved.values { for a in gestures.values { instances[a.instance.id] = a.instance } }
     guard announce else { return }
-    for button in configuration.buttons where old[button.name] != resolved[button.name] {
-      let snap = resolved[button.name].flatMap { i in configuration.control(kind: i.kind).map { snapshot(i, $0) } }
-      output.announce(.assigned(button: button.name, control: snap))
+    for button in configuration.buttons {
+      for gesture in Gesture.allCases where old[button.name]?[gesture] != resolved[button.name]?[gesture] {
+        let now = resolved[button.name]?[gesture]
+        let snap = now.flatMap { a in configuration.control(kind: a.instance.kind).map { snapshot(a.instance, $0) } }
+        output.announce(
+          .assigned(button: button.name, gesture: gesture, momentary: now?.momentary ?? false, control: snap))
+      }
     }
   }
 
@@ -935,7 +975,8 @@ public final class ControlEngine {
         if let old, let from = unchanged[index], from < old.count { return old[from] }
         return ButtonRecognizers.Button(
           keyCode: b.keyCode,
-          settings: (try? RecognizerSettings(holdThreshold: b.holdThreshold, debounce: b.debounce)) ?? .default)
+          // A loaded configuration's buttons always have valid settings (the loader checked them).
+          settings: (try? b.recognizerSettings()) ?? .default)
       })
   }
 
@@ -962,14 +1003,18 @@ public final class ControlEngine {
       for: definition, missing: instance.missing, value: value(of: instance, definition))
   }
 
-  /// `status`: every button (or one), its key, devices, threshold and assigned control.
+  /// `status`: every button (or one), its key, devices, timing and each gesture's control.
   /// `devices` names the devices serving a button index: the input layer owns that.
   public func buttonStatus(_ name: String? = nil, devices: (Int) -> [String] = { _ in [] }) -> [ButtonStatus] {
     configuration.buttons.enumerated().compactMap { index, b in
       guard name == nil || b.name == name else { return nil }
+      let gestures = gestureAssignments[b.name] ?? [:]
       return ButtonStatus(
         name: b.name, key: b.keyName, devices: devices(index).sorted(), holdThreshold: b.holdThreshold,
-        control: assignments[b.name].flatMap { snapshot($0) })
+        doublePressWindow: b.doublePressWindow, longHoldThreshold: b.longHoldThreshold,
+        control: gestures[.hold].flatMap { snapshot($0.instance) }, momentary: gestures[.hold]?.momentary ?? false,
+        doublePress: gestures[.doublePress].flatMap { snapshot($0.instance) },
+        longHold: gestures[.longHold].flatMap { snapshot($0.instance) })
     }
   }
 
@@ -1043,12 +1088,18 @@ public final class ControlEngine {
     }
   }
 
+  /// The instances assigned to any gesture, in configuration order (per button: hold,
+  /// doublePress, longHold), each once.
   private func assignedInstances() -> [ControlInstance] {
     var seen = Set<String>()
-    return configuration.buttons.compactMap { b in
-      guard let i = assignments[b.name], seen.insert(i.id).inserted else { return nil }
-      return i
+    var out: [ControlInstance] = []
+    for b in configuration.buttons {
+      for gesture in Gesture.allCases {
+        guard let i = gestureAssignments[b.name]?[gesture]?.instance, seen.insert(i.id).inserted else { continue }
+        out.append(i)
+      }
     }
+    return out
   }
 
   private func knownInstances() -> [ControlInstance] {
@@ -1060,8 +1111,11 @@ public final class ControlEngine {
     return out
   }
 
+  /// The buttons where `instance` is assigned to any gesture (a `state` event's `buttons`).
   private func buttons(showing instance: ControlInstance) -> [String] {
-    configuration.buttons.map(\.name).filter { assignments[$0]?.id == instance.id }
+    configuration.buttons.map(\.name).filter { name in
+      gestureAssignments[name]?.values.contains { $0.instance.id == instance.id } ?? false
+    }
   }
 
 }

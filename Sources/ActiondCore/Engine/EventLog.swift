@@ -65,7 +65,9 @@ public struct EventLogLine: Hashable, Sendable {
       let target = value.map { $0 ? " (turning on)" : " (turning off)" } ?? ""
       let by = gesture.map { " by \($0)" } ?? ""
       message = "performing \(kind)\(target)\(button.map { " for button \($0)\(by)" } ?? " from \(source.rawValue)")"
-      fields = [("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("gesture", gesture?.rawValue ?? "")]
+      fields = [
+        ("kind", kind), ("button", button ?? ""), ("source", source.rawValue), ("gesture", gesture?.rawValue ?? ""),
+      ]
     case .performed(let button, let source, _, let control):
       message = "\(control.displayName): \(control.valueText ?? "done")"
       fields = [
@@ -91,9 +93,12 @@ public struct EventLogLine: Hashable, Sendable {
       let shown = control.available ? control.valueText ?? "" : "unavailable (\(control.reason ?? "unknown"))"
       message = "\(control.displayName) is \(shown); hint \"\(control.hint)\""
       fields = [("kind", control.kind), ("value", control.value.map { $0 ? "on" : "off" } ?? "")]
-    case .assigned(let button, let control):
-      message = "button \(button) is assigned \(control.map { "\($0.displayName) (\($0.kind))" } ?? "nothing")"
-      fields = [("button", button), ("kind", control?.kind ?? "")]
+    case .assigned(let button, let gesture, let momentary, let control):
+      // A hold reads as it did before gestures: "button action is assigned ...".
+      let what = gesture == .hold ? "" : " \(gesture)"
+      let shown = control.map { "\($0.displayName) (\($0.kind))\(momentary ? ", momentary" : "")" } ?? "nothing"
+      message = "button \(button)\(what) is assigned \(shown)"
+      fields = [("button", button), ("gesture", gesture.rawValue), ("kind", control?.kind ?? "")]
     case .deviceAdded(let device):
       let grabbed = device.grabbed ? ", grabbed" : ""
       message =

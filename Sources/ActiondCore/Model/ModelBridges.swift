@@ -29,4 +29,20 @@ extension StateSnapshot.Assignment {
   public init(_ instance: ControlInstance) {
     self.init(kind: instance.kind, configuration: instance.configuration.mapValues(\.json))
   }
+
+  /// The persisted form of a gesture's assignment: the instance's, plus `momentary`.
+  public init(_ assignment: GestureAssignment) {
+    self.init(
+      kind: assignment.instance.kind, configuration: assignment.instance.configuration.mapValues(\.json),
+      momentary: assignment.momentary)
+  }
+}
+
+extension StateSnapshot.Replaced {
+  /// How a run-time assignment remembers the configuration file's one it replaced.
+  public init(_ assignment: GestureAssignment) {
+    self.init(
+      kind: assignment.instance.kind, configuration: assignment.instance.configuration.mapValues(\.json),
+      momentary: assignment.momentary)
+  }
 }

@@ -124,8 +124,9 @@ public enum Event: Hashable, Sendable {
   case cancelled(button: String, kind: String?, reason: String)
   /// A control's state changed, from any source. `buttons` are those it is assigned to.
   case state(control: ControlSnapshot, buttons: [String])
-  /// A button's assignment changed; nil control = unassigned.
-  case assigned(button: String, control: ControlSnapshot?)
+  /// The assignment of one gesture of a button changed; nil control = unassigned.
+  /// `momentary`: the hold is now momentary (always false for other gestures).
+  case assigned(button: String, gesture: Gesture = .hold, momentary: Bool = false, control: ControlSnapshot?)
   case deviceAdded(DeviceSnapshot)
   /// A bound device went away; `reason` is a ``DeviceUnbindReason/code``.
   case deviceRemoved(DeviceSnapshot, reason: String?)
@@ -161,7 +162,7 @@ public enum Event: Hashable, Sendable {
     switch self {
     case .pressed(let b, _, _, _, _, _), .released(let b, _, _, _, _, _), .releasedAfterHold(let b, _, _, _, _),
       .held(let b, _, _, _), .longHeld(let b, _, _), .doublePressed(let b, _, _, _),
-      .releasedAfterDoublePress(let b, _, _, _), .cancelled(let b, _, _), .assigned(let b, _):
+      .releasedAfterDoublePress(let b, _, _, _), .cancelled(let b, _, _), .assigned(let b, _, _, _):
       return [b]
     case .performing(_, let b, _, _, _), .failed(_, let b, _, _, _), .busy(_, let b, _, _), .performed(let b, _, _, _):
       return b.map { [$0] } ?? []
@@ -195,7 +196,7 @@ public enum Event: Hashable, Sendable {
       return k
     case .performing(let k, _, _, _, _), .failed(let k, _, _, _, _), .busy(let k, _, _, _): return k
     case .performed(_, _, _, let c), .state(let c, _): return c.kind
-    case .assigned(_, let c): return c?.kind
+    case .assigned(_, _, _, let c): return c?.kind
     case .deviceAdded, .deviceRemoved, .configReloaded: return nil
     }
   }
@@ -278,9 +279,11 @@ public enum Event: Hashable, Sendable {
       b.set("kind", control.kind)
       b.set("buttons", strings: buttons)
       b.set("control", control.json)
-    case .assigned(let button, let control):
+    case .assigned(let button, let gesture, let momentary, let control):
       b.set("button", button)
+      b.set("gesture", gesture.rawValue)
       b.set("kind", control?.kind)
+      b.set("momentary", momentary)
       b.set("control", control?.json ?? .null)
     case .deviceAdded(let device):
       b.set("device", device.json)
@@ -378,8 +381,13 @@ public enum Event: Hashable, Sendable {
         control: try ControlSnapshot(json: r.raw("control") ?? .null),
         buttons: try r.optionalStringArray("buttons") ?? [])
     case .assigned:
+      // An older daemon sends no gesture: its assignments are holds.
+      let g = try r.optionalString("gesture") ?? Gesture.hold.rawValue
+      guard let gesture = Gesture(rawValue: g) else {
+        throw .badRequest("field \"gesture\" of event \"assigned\" must be one of \(Gesture.names), got \"\(g)\"")
+      }
       self = .assigned(
-        button: try r.string("button"),
+        button: try r.string("button"), gesture: gesture, momentary: try r.optionalBool("momentary") ?? false,
         control: try r.raw("control").map { v throws(ProtocolError) in try ControlSnapshot(json: v) })
     case .deviceAdded:
       self = .deviceAdded(try DeviceSnapshot(json: r.raw("device") ?? .null))

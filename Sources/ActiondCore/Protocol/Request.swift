@@ -133,8 +133,10 @@ public struct Request: Hashable, Sendable {
     case list
     /// The instances of one kind.
     case get(kind: String)
-    /// Assigns a control (with its configuration) to a button and persists it.
-    case assign(button: String, kind: String, configuration: JSONObject)
+    /// Assigns a control (with its configuration) to one gesture of a button (default
+    /// `hold`) and persists it; `momentary` only for a hold.
+    case assign(
+      button: String, kind: String, configuration: JSONObject, gesture: Gesture = .hold, momentary: Bool = false)
     /// An application changed the source of truth: set the stored value, then reload.
     case set(kind: String, value: Bool, configuration: JSONObject?)
     /// Runs the intent exactly as a hold would; the reply comes after the intent finished.
@@ -191,10 +193,13 @@ public struct Request: Hashable, Sendable {
     case .status(let button): b.set("button", button)
     case .list, .unsubscribe, .devices, .ping, .version: break
     case .get(let kind): b.set("kind", kind)
-    case .assign(let button, let kind, let configuration):
+    case .assign(let button, let kind, let configuration, let gesture, let momentary):
       b.set("button", button)
       b.set("kind", kind)
       if !configuration.isEmpty { b.set("configuration", .object(configuration)) }
+      // Defaults are left out, so a hold's request reads as before gestures.
+      if gesture != .hold { b.set("gesture", gesture.rawValue) }
+      if momentary { b.set("momentary", true) }
     case .set(let kind, let value, let configuration):
       b.set("kind", kind)
       b.set("value", .bool(value))
@@ -219,9 +224,23 @@ public struct Request: Hashable, Sendable {
     case .list: return .list
     case .get: return .get(kind: try r.string("kind"))
     case .assign:
+      let button = try r.string("button")
+      let kind = try r.string("kind")
+      let configuration = try r.optionalObject("configuration") ?? [:]
+      var gesture = Gesture.hold
+      if let name = try r.optionalString("gesture") {
+        guard let g = Gesture(rawValue: name) else {
+          throw .badRequest(
+            "field \"gesture\" of request \"assign\" must be one of \(Gesture.names), got \(JSONEncoding.quoted(name))")
+        }
+        gesture = g
+      }
+      let momentary = try r.optionalBool("momentary") ?? false
+      if momentary, gesture != .hold {
+        throw .badRequest("field \"momentary\" of request \"assign\" is only for gesture \"hold\", not \"\(gesture)\"")
+      }
       return .assign(
-        button: try r.string("button"), kind: try r.string("kind"),
-        configuration: try r.optionalObject("configuration") ?? [:])
+        button: button, kind: kind, configuration: configuration, gesture: gesture, momentary: momentary)
     case .set:
       return .set(
         kind: try r.string("kind"), value: try r.bool("value"), configuration: try r.optionalObject("configuration"))

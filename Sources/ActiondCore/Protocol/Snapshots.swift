@@ -94,8 +94,8 @@ public struct ControlSnapshot: Hashable, Sendable {
   }
 }
 
-/// One physical button: its key, whether a device carrying it is bound, and the
-/// control assigned to it (the answer to "what does this button do now").
+/// One physical button: its key, whether a device carrying it is bound, its timing and
+/// the control assigned to each gesture (the answer to "what does this button do now").
 public struct ButtonStatus: Hashable, Sendable {
   /// The configured button name, e.g. `action`.
   public var name: String
@@ -104,19 +104,48 @@ public struct ButtonStatus: Hashable, Sendable {
   /// Device nodes currently bound for this button; empty when no device matches.
   public var devices: [String]
   public var holdThreshold: TimeSpan
-  /// The assigned control; nil when nothing is assigned.
+  /// How soon after a short press's release a second key-down is a double press.
+  public var doublePressWindow: TimeSpan
+  /// How long a press lasts before it is a long hold.
+  public var longHoldThreshold: TimeSpan
+  /// The hold's control (`control` on the wire); nil when the hold is unassigned.
   public var control: ControlSnapshot?
+  /// Whether the hold is momentary (on while held, off at the release).
+  public var momentary: Bool
+  /// The double press's control; nil when none is assigned.
+  public var doublePress: ControlSnapshot?
+  /// The long hold's control; nil when none is assigned.
+  public var longHold: ControlSnapshot?
 
-  public init(name: String, key: String, devices: [String], holdThreshold: TimeSpan, control: ControlSnapshot?) {
+  public init(
+    name: String, key: String, devices: [String], holdThreshold: TimeSpan,
+    doublePressWindow: TimeSpan = ButtonConfig.defaultDoublePressWindow, longHoldThreshold: TimeSpan? = nil,
+    control: ControlSnapshot?, momentary: Bool = false, doublePress: ControlSnapshot? = nil,
+    longHold: ControlSnapshot? = nil
+  ) {
     self.name = name
     self.key = key
     self.devices = devices
     self.holdThreshold = holdThreshold
+    self.doublePressWindow = doublePressWindow
+    self.longHoldThreshold = longHoldThreshold ?? ButtonConfig.defaultLongHoldThreshold(holdThreshold: holdThreshold)
     self.control = control
+    self.momentary = momentary
+    self.doublePress = doublePress
+    self.longHold = longHold
   }
 
   /// True when at least one device carrying the key is open.
   public var bound: Bool { !devices.isEmpty }
+
+  /// The control of one gesture (`control` for the hold).
+  public func control(of gesture: Gesture) -> ControlSnapshot? {
+    switch gesture {
+    case .hold: control
+    case .doublePress: doublePress
+    case .longHold: longHold
+    }
+  }
 
   public var json: JSONValue {
     var b = ObjectBuilder()
@@ -125,17 +154,31 @@ public struct ButtonStatus: Hashable, Sendable {
     b.set("bound", bound)
     b.set("devices", strings: devices)
     b.set("holdThresholdMs", holdThreshold.milliseconds)
+    b.set("doublePressWindowMs", doublePressWindow.milliseconds)
+    b.set("longHoldThresholdMs", longHoldThreshold.milliseconds)
     b.set("control", control?.json ?? .null)
+    b.set("momentary", momentary)
+    b.set("doublePress", doublePress?.json ?? .null)
+    b.set("longHold", longHold?.json ?? .null)
     return b.value
   }
 
+  /// Reads a button leniently: members an older daemon does not send take their defaults.
   public init(json: JSONValue) throws(ProtocolError) {
     var r = try FieldReader(json, context: "button")
     name = try r.string("name")
     key = try r.optionalString("key") ?? ""
     devices = try r.optionalStringArray("devices") ?? []
     holdThreshold = .milliseconds(try r.optionalInteger("holdThresholdMs") ?? 0)
+    doublePressWindow =
+      try r.optionalInteger("doublePressWindowMs").map { .milliseconds($0) } ?? ButtonConfig.defaultDoublePressWindow
+    longHoldThreshold =
+      try r.optionalInteger("longHoldThresholdMs").map { .milliseconds($0) }
+      ?? ButtonConfig.defaultLongHoldThreshold(holdThreshold: holdThreshold)
     control = try r.raw("control").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
+    momentary = try r.optionalBool("momentary") ?? false
+    doublePress = try r.raw("doublePress").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
+    longHold = try r.raw("longHold").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
   }
 }
 

@@ -23,10 +23,13 @@ public enum Actionctl {
     usage: actionctl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARGS]
 
     commands:
-      status [BUTTON]                      buttons, their controls, state and hint
+      status [BUTTON]                      buttons, each gesture's control, state and hint
       list                                 every control
       get KIND                             one control's instances
-      assign BUTTON KIND [NAME=VALUE...]   assign a control (configuration as NAME=VALUE or one JSON object)
+      assign BUTTON KIND [NAME=VALUE...] [--gesture hold|doublePress|longHold] [--momentary]
+                                           assign a control to a gesture (default hold); configuration
+                                           as NAME=VALUE or one JSON object; --momentary: a toggle's
+                                           hold is on while held, off at the release
       set KIND on|off [NAME=VALUE...]      set a store-backed toggle's value
       perform [BUTTON | KIND | --kind KIND [NAME=VALUE...]]
                                            perform as a hold would; waits for the result
@@ -159,6 +162,53 @@ public enum Actionctl {
     return object
   }
 
+  /// `assign BUTTON KIND [NAME=VALUE...] [--gesture G] [--momentary]`; the options may
+  /// stand anywhere after the command.
+  static func assignBody(_ arguments: [String]) throws(UsageError) -> Request.Body {
+    var positional: [String] = []
+    var gesture: Gesture?
+    var momentary = false
+    var i = 0
+    while i < arguments.count {
+      let arg = arguments[i]
+      if arg == "--momentary" {
+        momentary = true
+      } else if arg == "--gesture" || arg.hasPrefix("--gesture=") {
+        let name: String
+        if arg == "--gesture" {
+          i += 1
+          guard i < arguments.count else { throw UsageError("--gesture needs one of \(Gesture.names)") }
+          name = arguments[i]
+        } else {
+          name = String(arg.dropFirst("--gesture=".count))
+        }
+        guard gesture == nil else { throw UsageError("--gesture is given twice") }
+        guard let g = Gesture(rawValue: name) else {
+          var message = "--gesture takes one of \(Gesture.names), got \"\(name)\""
+          if let s = Gesture.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+            message += " (did you mean \(s)?)"
+          }
+          throw UsageError(message)
+        }
+        gesture = g
+      } else if arg.hasPrefix("-") {
+        // Button names and kinds start with a letter or digit, and configuration is
+        // NAME=VALUE: a dash here is a mistyped option, not an argument.
+        throw UsageError("assign has no option \"\(arg)\" (its options: --gesture G, --momentary)")
+      } else {
+        positional.append(arg)
+      }
+      i += 1
+    }
+    guard positional.count >= 2 else { throw UsageError("assign needs BUTTON and KIND") }
+    if momentary, let gesture, gesture != .hold {
+      throw UsageError("--momentary is only for the hold, not --gesture \(gesture)")
+    }
+    return .assign(
+      button: positional[0], kind: positional[1], configuration: try configuration(positional[2...]),
+      gesture: gesture ?? .hold, momentary: momentary)
+  }
+
   static func expectCount(_ o: Options, _ range: ClosedRange<Int>) throws(UsageError) {
     guard range.contains(o.arguments.count) else {
       let expected =
@@ -181,8 +231,7 @@ public enum Actionctl {
       try expectCount(o, 1...1)
       body = .get(kind: a[0])
     case "assign":
-      guard a.count >= 2 else { throw UsageError("assign needs BUTTON and KIND") }
-      body = .assign(button: a[0], kind: a[1], configuration: try configuration(a[2...]))
+      body = try assignBody(a)
     case "set":
       guard a.count >= 2 else { throw UsageError("set needs KIND and on|off") }
       let value: Bool
@@ -252,14 +301,14 @@ public enum Actionctl {
     do {
       let config = try ConfigurationFiles.load(mainPath: file)
       let summary =
-        "\(config.buttons.count) button(s), \(config.controls.count) control(s), \(config.assignments.count) assignment(s)"
+        "\(config.buttons.count) button(s), \(config.controls.count) control(s), \(config.assignmentCount) assignment(s)"
       if json {
         out.line(
           JSONEncoding.compact([
             // `problems` is always there, so a script can read it without checking `valid` first.
             "valid": true, "problems": [], "buttons": .integer(Int64(config.buttons.count)),
             "controls": .integer(Int64(config.controls.count)),
-            "assignments": .integer(Int64(config.assignments.count)),
+            "assignments": .integer(Int64(config.assignmentCount)),
           ]))
       } else {
         out.line("\(file ?? "configuration") is valid: \(summary)")

@@ -33,19 +33,30 @@ enum Render {
         line += cell
         if i < row.count - 1 { line += String(repeating: " ", count: widths[i] - cell.count + 2) }
       }
+      // Empty last cells (an unassigned button) leave no trailing blanks.
+      while line.hasSuffix(" ") { line.removeLast() }
       return line
     }.joined(separator: "\n")
   }
 
+  /// One row per button and assigned gesture: the hold's row first (GESTURE `hold`, or
+  /// `hold (momentary)`), then `doublePress` and `longHold` rows without repeating the
+  /// button's key and devices.
   static func buttons(_ buttons: [ButtonStatus]) -> String {
     guard !buttons.isEmpty else { return "no buttons configured" }
-    var rows = [["BUTTON", "KEY", "DEVICE", "CONTROL", "KIND", "STATE", "HINT"]]
+    var rows = [["BUTTON", "KEY", "DEVICE", "GESTURE", "CONTROL", "KIND", "STATE", "HINT"]]
     for b in buttons {
       let device = b.devices.isEmpty ? "(none)" : b.devices.joined(separator: ",")
-      if let c = b.control {
-        rows.append([b.name, b.key, device, c.displayName + configuration(c.configuration), c.kind, state(c), c.hint])
-      } else {
-        rows.append([b.name, b.key, device, "(unassigned)", "", "", ""])
+      let assigned = Gesture.allCases.compactMap { g in b.control(of: g).map { (g, $0) } }
+      guard !assigned.isEmpty else {
+        rows.append([b.name, b.key, device, "", "(unassigned)", "", "", ""])
+        continue
+      }
+      for (i, (gesture, c)) in assigned.enumerated() {
+        let name = gesture == .hold && b.momentary ? "hold (momentary)" : gesture.rawValue
+        rows.append(
+          (i == 0 ? [b.name, b.key, device] : ["", "", ""])
+            + [name, c.displayName + configuration(c.configuration), c.kind, state(c), c.hint])
       }
     }
     return table(rows)
@@ -77,9 +88,19 @@ enum Render {
     case .controls(let c): return reply.request == .get ? c.map(detail).joined(separator: "\n") : controls(c)
     case .control(let c): return "\(c.displayName): \(state(c))"
     case .button(let b):
-      guard let c = b.control else { return "\(b.name): (unassigned)" }
-      if reply.request == .press { return "\(b.name): \(c.hint)" }
-      return "\(b.name) → \(c.displayName)\(configuration(c.configuration)) (\(c.kind)): \(state(c)), \(c.hint)"
+      let assigned = Gesture.allCases.compactMap { g in b.control(of: g).map { (g, $0) } }
+      guard !assigned.isEmpty else { return "\(b.name): (unassigned)" }
+      if reply.request == .press {
+        // A control's hint speaks of its hold ("Hold to Start"): the other gestures are named instead.
+        if let c = b.control { return "\(b.name): \(c.hint)" }
+        return "\(b.name): " + assigned.map { "\($0.0) \($0.1.displayName)" }.joined(separator: ", ")
+      }
+      // The hold alone reads as before gestures; other gestures get a line each, named.
+      return assigned.map { gesture, c in
+        let named = gesture == .hold ? (b.momentary ? " (hold, momentary)" : "") : " (\(gesture))"
+        return
+          "\(b.name)\(named) → \(c.displayName)\(configuration(c.configuration)) (\(c.kind)): \(state(c)), \(c.hint)"
+      }.joined(separator: "\n")
     case .devices(let d):
       guard !d.isEmpty else { return "no devices bound" }
       var rows = [["DEVICE", "NAME", "ID", "BUTTONS", "GRABBED"]]
@@ -117,8 +138,9 @@ enum Render {
     case .busy(let k, let b, _, _): return "busy \(k)\(on(b)): still performing"
     case .cancelled(let b, _, let reason): return "cancelled \(b): \(reason)"
     case .state(let c, _): return "state \(c.kind): \(c.displayName) \(state(c))"
-    case .assigned(let b, let c):
-      return "assigned \(b): " + (c.map { "\($0.displayName) (\($0.kind))" } ?? "(unassigned)")
+    case .assigned(let b, let gesture, let momentary, let c):
+      let named = gesture == .hold ? (momentary ? " (hold, momentary)" : "") : " (\(gesture))"
+      return "assigned \(b)\(named): " + (c.map { "\($0.displayName) (\($0.kind))" } ?? "(unassigned)")
     case .deviceAdded(let d): return "device-added \(d.devnode) \(d.name) [\(d.buttons.joined(separator: ","))]"
     case .deviceRemoved(let d, let reason):
       return "device-removed \(d.devnode) \(d.name)\(reason.map { ": \($0)" } ?? "")"

@@ -48,10 +48,10 @@ extension RequestRouter: RequestHandler {
     case .get(let kind):
       try requireKind(kind)
       reply.succeed(.controls(engine.controlList(kind: kind)))
-    case .assign(let button, let kind, let configuration):
+    case .assign(let button, let kind, let configuration, let gesture, let momentary):
       try requireButton(button)
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      _ = try engine.assign(instance, to: button)
+      _ = try engine.assign(instance, to: button, gesture: gesture, momentary: momentary)
       reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
@@ -67,8 +67,14 @@ extension RequestRouter: RequestHandler {
           .badRequest, "name a button or a kind: \(configuration.buttons.count) buttons are configured")
       }
       try requireButton(button)
+      // A button performs its hold's control, as a hold of the key would.
       guard let instance = engine.assignment(of: button) else {
-        throw ProtocolError(.unassigned, "no control is assigned to \(button)")
+        let others = engine.assignments(of: button).keys.map(\.rawValue).sorted()
+        throw ProtocolError(
+          .unassigned,
+          others.isEmpty
+            ? "no control is assigned to \(button)"
+            : "no control is assigned to the hold of \(button) (only to \(others.joined(separator: " and ")))")
       }
       engine.perform(instance, button: button, source: .socket) { RequestRouter.answer(reply, with: $0) }
     case .perform(.control(let kind, let configuration)):

@@ -65,8 +65,8 @@ private func configuration(
     }
     let saved = try #require(first.persisted.last)
     #expect(saved.values == ["org.example.timer": true])
-    #expect(saved.assignments["foot"]?.kind == "org.example.led")
-    #expect(saved.assignments["foot"]?.replaces == nil)  // the file assigned nothing to foot
+    #expect(saved.assignments["foot"]?[.hold]?.kind == "org.example.led")
+    #expect(saved.assignments["foot"]?[.hold]?.replaces == nil)  // the file assigned nothing to foot
 
     // A new engine (a restart) on the same configuration and the persisted state.
     let decoded = try StateSnapshot.decode(saved.encoded())
@@ -81,7 +81,7 @@ private func configuration(
     let engine = ControlEngine(configuration: try configuration(), output: recorder)
     _ = try engine.assign(try engine.instance(kind: "org.example.photo", configuration: [:]), to: "action")
     let saved = try #require(recorder.persisted.last)
-    #expect(saved.assignments["action"]?.replaces?.kind == "org.example.timer")
+    #expect(saved.assignments["action"]?[.hold]?.replaces?.kind == "org.example.timer")
 
     // Same file: the run-time assignment stays.
     let same = ControlEngine(configuration: try configuration(), state: saved, output: Recorder())
@@ -97,8 +97,10 @@ private func configuration(
 
   @Test func aStoredAssignmentThatNoLongerFitsIsDroppedWithAWarning() throws {
     var state = StateSnapshot()
-    state.assignments["action"] = StateSnapshot.Assignment(
-      kind: "org.example.gone", replaces: StateSnapshot.Replaced(kind: "org.example.timer"))
+    state.assignments["action"] = [
+      .hold: StateSnapshot.Assignment(
+        kind: "org.example.gone", replaces: StateSnapshot.Replaced(kind: "org.example.timer"))
+    ]
     let recorder = Recorder()
     let engine = ControlEngine(configuration: try configuration(), state: state, output: recorder)
     #expect(engine.assignment(of: "action")?.kind == "org.example.timer")

@@ -243,7 +243,10 @@ enum EngineScenarioDriver: ScenarioDriver {
       case .cancelled(let b, _, let r): emit("cancelled \(b) reason=\(r)")
       case .state(let c, let buttons):
         emit("state \(c.kind) \(describe(c))\(buttons.isEmpty ? "" : " buttons=\(buttons.joined(separator: ","))")")
-      case .assigned(let b, let c): emit("assigned \(b) \(c.map { "kind=\($0.kind) \(describe($0))" } ?? "none")")
+      case .assigned(let b, let g, let m, let c):
+        // A plain hold reads as before gestures, so existing scenarios stay as written.
+        let gesture = g == .hold ? (m ? " gesture=hold momentary" : "") : " gesture=\(g)"
+        emit("assigned \(b)\(gesture) \(c.map { "kind=\($0.kind) \(describe($0))" } ?? "none")")
       case .deviceAdded, .deviceRemoved, .configReloaded: emit("\(event.name.rawValue)")
       }
     }
@@ -278,7 +281,11 @@ enum EngineScenarioDriver: ScenarioDriver {
     func persist(_ state: StateSnapshot) {
       if traceEffects {
         let values = state.values.keys.sorted().map { "\($0)=\(state.values[$0]! ? "on" : "off")" }
-        let assigned = state.assignments.keys.sorted().map { "\($0)->\(state.assignments[$0]!.kind)" }
+        let assigned = state.assignments.keys.sorted().flatMap { button in
+          Gesture.allCases.compactMap { g in
+            state.assignments[button]![g].map { "\(button)\(g == .hold ? "" : ".\(g)")->\($0.kind)" }
+          }
+        }
         emit("persist values=[\(values.joined(separator: ","))] assignments=[\(assigned.joined(separator: ","))]")
       }
     }

@@ -4,8 +4,10 @@ import Testing
 @Suite struct StateSnapshotTests {
   let sample = StateSnapshot(
     assignments: [
-      "action": .init(kind: "org.example.flashlight", configuration: ["led": "green", "level": 3, "on": true]),
-      "aux": .init(kind: "org.example.timer"),
+      "action": [
+        .hold: .init(kind: "org.example.flashlight", configuration: ["led": "green", "level": 3, "on": true])
+      ],
+      "aux": [.hold: .init(kind: "org.example.timer")],
     ],
     values: ["org.example.timer": true, "org.example.mute": false])
 
@@ -23,7 +25,7 @@ import Testing
       {"version": 1, "assignments": {"action": {"kind": "k", "configuration": {"p": [1, "x"]}}}, "values": {"k": true}}
       """
     let snapshot = try StateSnapshot.decode(text)
-    #expect(snapshot.assignments["action"] == .init(kind: "k", configuration: ["p": [1, "x"]]))
+    #expect(snapshot.assignments["action"] == [.hold: .init(kind: "k", configuration: ["p": [1, "x"]])])
     #expect(snapshot.values == ["k": true])
     #expect(try StateSnapshot.decode(#"{"version": 1}"#) == .empty)
   }

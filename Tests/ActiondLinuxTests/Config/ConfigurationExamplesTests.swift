@@ -40,7 +40,7 @@ import Testing
     #expect(config.buttons.count >= 3)
     #expect(config.assignments.count == config.buttons.count)
     #expect(config.controls.contains { $0.requiresConfiguration })
-    #expect(config.assignments.values.contains { !$0.isConfigured })
+    #expect(config.assignments.values.contains { $0.values.contains { !$0.instance.isConfigured } })
   }
 
   /// The example drop-ins validate together (no duplicate kinds among them), on an empty

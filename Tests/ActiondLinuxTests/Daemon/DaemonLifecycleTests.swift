@@ -173,7 +173,9 @@ import Testing
     #expect(answer.failure?.code == .unknownKind, "\(answer)")
     #expect(answer.failure?.message.contains("removed from the configuration while its intent ran") == true)
     #expect(
-      c.events.contains { if case .failed(kind: "org.test.slow", _, _, _, _) = $0 { return true } else { return false } })
+      c.events.contains {
+        if case .failed(kind: "org.test.slow", _, _, _, _) = $0 { return true } else { return false }
+      })
   }
 
   /// READY=1 only once the socket answers; RELOADING=1 with MONOTONIC_USEC on SIGHUP, then

@@ -18,8 +18,10 @@ import Testing
     #expect(text.exitStatus == 0, "\(text.errorOutput)")
     let lines = text.output.split(separator: "\n").map(String.init)
     #expect(lines.count == 2)
-    #expect(lines.first?.hasPrefix("BUTTON  KEY        DEVICE             CONTROL     KIND") == true)
-    #expect(lines.last == "action  KEY_PROG1  /dev/input/event3  Work Timer  org.example.timer  Stopped  Hold to Start")
+    #expect(lines.first?.hasPrefix("BUTTON  KEY        DEVICE             GESTURE  CONTROL     KIND") == true)
+    #expect(
+      lines.last
+        == "action  KEY_PROG1  /dev/input/event3  hold     Work Timer  org.example.timer  Stopped  Hold to Start")
 
     let json = try run(h, ["--json", "status", "action"])
     #expect(json.exitStatus == 0)
@@ -44,6 +46,11 @@ import Testing
     #expect(
       h.handler.requests.last?.0.body
         == .assign(button: "action", kind: "org.example.led", configuration: ["led": "user2"]))
+    #expect(
+      try run(h, ["assign", "action", "org.example.led", "--gesture", "doublePress", "led=user3"]).exitStatus == 0)
+    #expect(
+      h.handler.requests.last?.0.body
+        == .assign(button: "action", kind: "org.example.led", configuration: ["led": "user3"], gesture: .doublePress))
     let set = try run(h, ["set", "org.example.timer", "on"])
     #expect(set.output == "Work Timer: Running\n")
     #expect(h.handler.requests.last?.0.body == .set(kind: "org.example.timer", value: true, configuration: nil))
@@ -189,5 +196,97 @@ import Testing
     #expect(half.0.hasSuffix(String(repeating: "█", count: 12) + String(repeating: "░", count: 12)))
     #expect(Watch.holdLine(button: "a", hint: "h", start: 1000, deadline: 1600, now: 9999).1 == 1)
     #expect(Watch.holdLine(button: "a", hint: "h", start: 1000, deadline: 1000, now: 0).1 == 1)
+  }
+}
+
+/// `actionctl assign`'s arguments, without a daemon.
+@Suite struct ActionctlAssignArgumentTests {
+  @Test func gestureAndMomentaryMayStandAnywhere() throws {
+    #expect(
+      try Actionctl.assignBody(["action", "k"])
+        == .assign(button: "action", kind: "k", configuration: [:], gesture: .hold, momentary: false))
+    #expect(
+      try Actionctl.assignBody(["--momentary", "action", "k", "led=x"])
+        == .assign(button: "action", kind: "k", configuration: ["led": "x"], gesture: .hold, momentary: true))
+    #expect(
+      try Actionctl.assignBody(["action", "k", "--gesture=longHold"])
+        == .assign(button: "action", kind: "k", configuration: [:], gesture: .longHold))
+    #expect(
+      try Actionctl.assignBody(["action", "--gesture", "hold", "k", "--momentary"])
+        == .assign(button: "action", kind: "k", configuration: [:], gesture: .hold, momentary: true))
+  }
+
+  @Test(arguments: [
+    (["action"], "assign needs BUTTON and KIND"),
+    (["action", "k", "--gesture"], "--gesture needs one of hold, doublePress, longHold"),
+    (
+      ["action", "k", "--gesture", "doublepress"],
+      #"--gesture takes one of hold, doublePress, longHold, got "doublepress" (did you mean doublePress?)"#
+    ),
+    (["action", "k", "--gesture", "tap"], #"--gesture takes one of hold, doublePress, longHold, got "tap""#),
+    (["action", "k", "--gesture", "hold", "--gesture=longHold"], "--gesture is given twice"),
+    (
+      ["action", "k", "--gestur", "longHold"],
+      #"assign has no option "--gestur" (its options: --gesture G, --momentary)"#
+    ),
+    (
+      ["action", "k", "--gesture", "doublePress", "--momentary"],
+      "--momentary is only for the hold, not --gesture doublePress"
+    ),
+  ])
+  func mistakesAreUsageErrors(arguments: [String], message: String) {
+    #expect(throws: Actionctl.UsageError.self) { try Actionctl.assignBody(arguments) }
+    do {
+      _ = try Actionctl.assignBody(arguments)
+    } catch {
+      #expect(error.message == message)
+    }
+  }
+
+  @Test func usageNamesTheOptions() {
+    #expect(
+      Actionctl.usage.contains("assign BUTTON KIND [NAME=VALUE...] [--gesture hold|doublePress|longHold] [--momentary]")
+    )
+  }
+}
+
+/// How `actionctl` prints a button's gestures.
+@Suite struct ActionctlGestureRenderTests {
+  static let timer = ControlSnapshot(
+    kind: "t.timer", displayName: "Timer", type: .toggle, value: false, valueText: "Stopped", hint: "Hold to Start")
+  static let mute = ControlSnapshot(
+    kind: "t.mute", displayName: "Mute", type: .toggle, value: false, valueText: "Sound On", hint: "Hold to Mute")
+  static let panel = ButtonStatus(
+    name: "panel", key: "KEY_PROG2", devices: [], holdThreshold: .milliseconds(600), control: timer, momentary: true,
+    doublePress: mute)
+
+  @Test func statusHasARowPerAssignedGesture() {
+    let unassigned = ButtonStatus(
+      name: "foot", key: "KEY_B", devices: [], holdThreshold: .milliseconds(600), control: nil)
+    #expect(
+      Render.buttons([Self.panel, unassigned]).split(separator: "\n") == [
+        "BUTTON  KEY        DEVICE  GESTURE           CONTROL       KIND     STATE     HINT",
+        "panel   KEY_PROG2  (none)  hold (momentary)  Timer         t.timer  Stopped   Hold to Start",
+        "                           doublePress       Mute          t.mute   Sound On  Hold to Mute",
+        "foot    KEY_B      (none)                    (unassigned)",
+      ])
+  }
+
+  @Test func assignAndPressRepliesNameTheGestures() {
+    let hello = Hello(client: ClientAccess(uid: 0, gid: 0, pid: 1, control: true), buttons: [])
+    #expect(
+      Render.reply(Reply(id: nil, request: .assign, result: .button(Self.panel)), hello: hello)
+        == """
+        panel (hold, momentary) → Timer (t.timer): Stopped, Hold to Start
+        panel (doublePress) → Mute (t.mute): Sound On, Hold to Mute
+        """)
+    var noHold = Self.panel
+    noHold.control = nil
+    #expect(
+      Render.reply(Reply(id: nil, request: .press, result: .button(noHold)), hello: hello) == "panel: doublePress Mute")
+    #expect(
+      Render.event(.assigned(button: "panel", gesture: .longHold, control: Self.mute))
+        == "assigned panel (longHold): Mute (t.mute)")
+    #expect(Render.event(.assigned(button: "panel", control: nil)) == "assigned panel: (unassigned)")
   }
 }

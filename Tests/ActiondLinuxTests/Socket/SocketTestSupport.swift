@@ -46,7 +46,7 @@ final class FakeHandler: RequestHandler {
       c.value = value
       c.valueText = value ? "Running" : "Stopped"
       reply.succeed(.control(c))
-    case .assign(let button, _, _):
+    case .assign(let button, _, _, _, _):
       reply.succeed(
         .button(
           ButtonStatus(

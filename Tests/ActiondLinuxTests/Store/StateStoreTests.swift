@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct StateStoreTests {
   let sample = StateSnapshot(
-    assignments: ["action": .init(kind: "org.example.timer", configuration: ["minutes": 25])],
+    assignments: ["action": [.hold: .init(kind: "org.example.timer", configuration: ["minutes": 25])]],
     values: ["org.example.timer": true])
 
   @Test func missingThenSavedThenLoaded() throws {
@@ -209,7 +209,7 @@ import Testing
       if next == 0 && lastSaved == nil && outcome == .missing { continue }  // killed before the first save
       #expect(outcome == .loaded, "\(context): \(outcome)")
       let loaded = try #require(
-        snapshot.assignments["action"]?.configuration["n"]?.integerValue, "\(context)")
+        snapshot.assignments["action"]?[.hold]?.configuration["n"]?.integerValue, "\(context)")
       let floor = lastSaved ?? (next - 1)
       #expect(loaded == floor || loaded == floor + 1, "\(context): loaded \(loaded), last saved \(floor)")
       #expect(snapshot == helperSnapshot(loaded), "\(context)")
@@ -233,9 +233,11 @@ private func testSeed() -> UInt64 {
 private func helperSnapshot(_ n: Int64) -> StateSnapshot {
   StateSnapshot(
     assignments: [
-      "action": .init(
-        kind: "org.example.counter",
-        configuration: ["n": .integer(n), "padding": .string(String(repeating: "x", count: Int(n % 7) * 1500))])
+      "action": [
+        .hold: .init(
+          kind: "org.example.counter",
+          configuration: ["n": .integer(n), "padding": .string(String(repeating: "x", count: Int(n % 7) * 1500))])
+      ]
     ],
     values: ["org.example.timer": n % 2 == 0, "n-\(n % 5)": true])
 }
