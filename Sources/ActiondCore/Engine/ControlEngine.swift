@@ -32,6 +32,8 @@ public final class ControlEngine {
     public let pressTime: MonotonicInstant?
     /// The button gesture that performed it (`ACTIOND_GESTURE`); nil for socket performs.
     public let gesture: Gesture?
+    /// The off of a momentary toggle whose press ended: a stop lets it finish.
+    public var endsMomentaryHold = false
 
     /// The environment contract of exec intents: `ACTIOND_KIND`, `ACTIOND_BUTTON`,
     /// `ACTIOND_GESTURE` (`hold`, `doublePress`, `longHold`), `ACTIOND_PRESS_TIME` (the
@@ -375,8 +377,14 @@ public final class ControlEngine {
   /// Instance id → the momentary perform waiting for its running intent.
   private var queuedMomentary: [String: QueuedMomentary] = [:]
 
+  /// The daemon is stopping: every momentary toggle held on by a press goes off now, while
+  /// commands may still start (the stop spares these offs, ``PerformJob/endsMomentaryHold``).
+  public func endMomentaryHolds() {
+    for button in momentaryHolds.keys.sorted() { endMomentary(button: button) }
+  }
+
   /// The press that held a momentary toggle on ended (released, device lost, resync,
-  /// reload): turn it off, whatever happened to the on.
+  /// reload, stop): turn it off, whatever happened to the on.
   private func endMomentary(button: String) {
     guard let held = momentaryHolds.removeValue(forKey: button) else { return }
     performMomentary(held.instance, on: false, button: button, pressTime: held.pressTime)
@@ -392,7 +400,7 @@ public final class ControlEngine {
     }
     perform(
       instance, button: button, source: .button, gesture: .hold, pressTime: pressTime, forcing: on,
-      valueWasRead: false, completion: nil)
+      valueWasRead: false, endsMomentaryHold: !on, completion: nil)
   }
 
   /// An intent of `instanceID` finished (either way): run the momentary perform that waited for it.
@@ -444,7 +452,7 @@ public final class ControlEngine {
   /// run whatever the current value is; nil: a toggle requests the opposite of its value.
   private func perform(
     _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture?,
-    pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool,
+    pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool, endsMomentaryHold: Bool = false,
     completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
     guard let definition = configuration.control(kind: instance.kind) else {
@@ -486,9 +494,10 @@ public final class ControlEngine {
       intent = planned
       requested = value
     }
-    let job = PerformJob(
+    var job = PerformJob(
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
       requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
+    job.endsMomentaryHold = endsMomentaryHold
     inFlight[instance.id] = InFlight(job: job, completion: completion)
     output.announce(
       .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))

@@ -173,12 +173,17 @@ public protocol ProcessRunning: AnyObject {
   ) -> ProcessRunID
   /// Runs started and not completed yet.
   var runningCount: Int { get }
-  /// Ends every run as if it had timed out (a stop): SIGTERM now, SIGKILL after each
-  /// run's grace period. Completions still arrive.
-  func terminateAll()
+  /// Ends every run but those in `sparing` as if it had timed out (a stop): SIGTERM now,
+  /// SIGKILL after each run's grace period. Completions still arrive.
+  func terminateAll(sparing: Set<ProcessRunID>)
   /// Kills every run now, without grace (the end of a bounded stop). Completions still
   /// arrive.
   func killAll()
+}
+
+extension ProcessRunning {
+  /// Ends every run (see ``terminateAll(sparing:)``).
+  public func terminateAll() { terminateAll(sparing: []) }
 }
 
 /// A ``ProcessRunning`` for tests: records requests; the test emits output and
@@ -196,6 +201,8 @@ public final class RecordingProcessRunner: ProcessRunning {
   private var next: UInt64 = 1
   /// How many times `terminateAll` was called (the runs go on until the test completes them).
   public private(set) var terminateAllCount = 0
+  /// The runs the last `terminateAll` spared.
+  public private(set) var lastSpared: Set<ProcessRunID> = []
 
   public init() {}
 
@@ -217,7 +224,10 @@ public final class RecordingProcessRunner: ProcessRunning {
 
   public var runningCount: Int { pending.count }
 
-  public func terminateAll() { terminateAllCount += 1 }
+  public func terminateAll(sparing: Set<ProcessRunID>) {
+    terminateAllCount += 1
+    lastSpared = sparing
+  }
 
   /// Completes every pending run as killed by SIGKILL (9), as the real runner's kill ends them.
   public func killAll() {

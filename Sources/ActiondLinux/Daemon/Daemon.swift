@@ -181,9 +181,12 @@ public final class Daemon {
 
   // MARK: - Lifecycle
 
-  private func shutdown(reason: String) {
+  func shutdown(reason: String) {
     guard !stopping else { return }
     stopping = true
+    // A momentary toggle held on goes off first, while commands may still start; its off
+    // is spared from the SIGTERM below (nothing stays on because the daemon stopped).
+    engine.endMomentaryHolds()
     // No hold is decided any more and no command is started while the stop waits for
     // commands.
     effects.stop()
@@ -191,7 +194,7 @@ public final class Daemon {
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
     input.shutdown()
-    runner.terminateAll()
+    runner.terminateAll(sparing: effects.sparedRuns)
     server.stop()
     guard runner.runningCount > 0 else {
       finishShutdown()

@@ -32,6 +32,10 @@ final class EngineEffects {
   /// waits for the name service on the loop.
   private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
   private var stopping = false
+  /// Running offs of momentary toggles whose press ended (``ControlEngine/PerformJob/endsMomentaryHold``):
+  /// a stop lets them finish rather than SIGTERMing them, within its bound.
+  private var sparedRunsByJob: [UInt64: ProcessRunID] = [:]
+  var sparedRuns: Set<ProcessRunID> { Set(sparedRunsByJob.values) }
   /// Pending retry of a failed save.
   private var saveRetry: TimerID?
   static let saveRetryInterval = TimeSpan.seconds(10)
@@ -155,7 +159,7 @@ extension EngineEffects: ControlEngineOutput {
   func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
+      let id = run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
         case .exited(0): outcome = .succeeded
@@ -164,8 +168,10 @@ extension EngineEffects: ControlEngineOutput {
         case .timedOut: outcome = .failed(code: .timeout, reason: "the command timed out after \(spec.timeout)")
         case .spawnFailed(let failure): outcome = .failed(code: .failed, reason: "cannot run the command: \(failure)")
         }
+        self.sparedRunsByJob[job.id] = nil
         self.engine.performFinished(job: job.id, outcome)
       }
+      if let id, job.endsMomentaryHold { sparedRunsByJob[job.id] = id }
     case .write(let path, let on, let off):
       let text = job.requestedValue ?? true ? on : off
       let error = EngineEffects.writeFile(path, text)
@@ -278,9 +284,10 @@ extension EngineEffects: ControlEngineOutput {
     }
   }
 
+  @discardableResult
   private func run(
     _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
-  ) {
+  ) -> ProcessRunID? {
     guard !stopping else {
       // A finished intent's re-read during a stop: nothing new is started.
       later {
@@ -288,16 +295,16 @@ extension EngineEffects: ControlEngineOutput {
           ProcessResult(outcome: .spawnFailed(SpawnFailure(step: "run", errnoName: "", message: "actiond is stopping")))
         )
       }
-      return
+      return nil
     }
     let request: ProcessRequest
     switch processRequest(spec, extra: extra) {
     case .success(let made): request = made
     case .failure(let failure):
       later { completion(ProcessResult(outcome: .spawnFailed(failure))) }
-      return
+      return nil
     }
-    runner.run(request) { [logger] line in
+    return runner.run(request) { [logger] line in
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
     } completion: { [logger, unowned self] result in
       if result.discardedLines > 0 {

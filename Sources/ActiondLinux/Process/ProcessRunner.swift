@@ -99,9 +99,11 @@ public final class ProcessRunner: ProcessRunning {
   }
 
   /// Terminates every run as if it had timed out (for shutdown): SIGTERM to each group
-  /// now, SIGKILL after each run's grace period. Completions still arrive.
-  public func terminateAll() {
-    for run in runs.values where !run.timedOut { timeOut(run) }
+  /// now, SIGKILL after each run's grace period. Completions still arrive. Runs in
+  /// `sparing` go on (a stop lets a momentary toggle's off finish; ``killAll()`` still
+  /// bounds them).
+  public func terminateAll(sparing: Set<ProcessRunID>) {
+    for run in runs.values where !run.timedOut && !sparing.contains(ProcessRunID(rawValue: run.id)) { timeOut(run) }
   }
 
   /// SIGKILLs every run's process group now, without waiting for grace periods: the end

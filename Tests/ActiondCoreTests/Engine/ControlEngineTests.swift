@@ -292,6 +292,42 @@ private func configuration(
     return (engine, recorder, t0)
   }
 
+  /// A double press's command knows its gesture and the second key-down (the press that
+  /// performed); a long hold's, the key-down of its press. Assigned at run time, so the
+  /// recognizer learns the gestures from `assign`.
+  @Test func gestureCommandsCarryTheirGestureAndTheirPressTime() throws {
+    let (engine, recorder, t0) = try pressable("org.example.timer")
+    _ = try engine.assign(
+      try engine.instance(kind: "org.example.photo", configuration: nil), to: "action", gesture: .doublePress,
+      momentary: false)
+    _ = try engine.assign(
+      try engine.instance(kind: "org.example.lamp", configuration: nil), to: "action", gesture: .longHold,
+      momentary: false)
+    let first = t0 + .milliseconds(10)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: first)
+    engine.keyEvent(button: 0, code: 148, value: 0, at: first + .milliseconds(80))
+    let second = first + .milliseconds(200)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: second)
+    let double = try #require(recorder.runs.last)
+    #expect(double.kind == "org.example.photo")
+    #expect(double.gesture == .doublePress)
+    #expect(double.environment["ACTIOND_GESTURE"] == "doublePress")
+    #expect(double.environment["ACTIOND_PRESS_TIME"] == String(second.microseconds))
+    engine.keyEvent(button: 0, code: 148, value: 0, at: second + .milliseconds(900))
+    #expect(recorder.runs.count == 1, "the second press, held past the threshold, performed no hold")
+    engine.performFinished(job: double.id, .succeeded)
+
+    let down = second + .seconds(5)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.deadlineReached(at: down + .milliseconds(600))
+    engine.deadlineReached(at: down + .milliseconds(3000))
+    let long = try #require(recorder.runs.last)
+    #expect(long.kind == "org.example.lamp")
+    #expect(long.environment["ACTIOND_GESTURE"] == "longHold")
+    #expect(long.environment["ACTIOND_PRESS_TIME"] == String(down.microseconds))
+    #expect(engine.nextDeadline == nil, "nothing pending after the long hold")
+  }
+
   @Test func aHoldsCommandCarriesTheKeyDownTimeOfItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
     // A short press runs nothing.

@@ -17,7 +17,7 @@ private final class WiredDaemon {
   let device = InputDeviceInfo(
     syspath: "/sys/devices/virtual/input/input9", devnode: "/dev/input/event9", name: "test keys")
 
-  init() throws {
+  init(assignment: String = #""org.example.lamp""#) throws {
     directory = try TemporaryDirectory("actiond-wiring")
     let config = try directory.write(
       "actiond.json",
@@ -31,7 +31,7 @@ private final class WiredDaemon {
             valueText: { on: "Lit", off: "Dark" },
             intent: { type: "exec", argv: ["/usr/bin/lamp"] }, value: { type: "store", initial: false } },
         ],
-        assignments: { action: "org.example.lamp" },
+        assignments: { action: \(assignment) },
       }
       """)
     daemon = try Daemon(
@@ -143,6 +143,27 @@ private final class WiredDaemon {
     #expect(cancelled.first?.fields.contains(LogField("reason", "device-lost")) == true)
     #expect(wired.log.records(event: "device-removed").count == 1)
     #expect(wired.daemon.statusLine() == "0/1 button(s) bound, 0 device(s), 0 client(s)")
+  }
+
+  /// A stop while a momentary toggle is held on turns it off first, and spares that off
+  /// from the stop's SIGTERM: nothing stays on because the daemon stopped.
+  @Test func aStopTurnsAHeldMomentaryToggleOff() throws {
+    let wired = try WiredDaemon(assignment: #"{ kind: "org.example.lamp", momentary: true }"#)
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the momentary on") { !wired.runner.runs.isEmpty }
+    #expect(wired.runner.requests.first?.environment["ACTIOND_VALUE"] == "1")
+    wired.runner.complete(with: .exited(0))
+    try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
+
+    wired.daemon.shutdown(reason: "test")
+    #expect(wired.runner.runs.count == 2, "the off started before the stop ended commands")
+    let off = try #require(wired.runner.runs.last)
+    #expect(off.request.environment["ACTIOND_VALUE"] == "0")
+    #expect(off.request.environment["ACTIOND_GESTURE"] == "hold")
+    #expect(wired.runner.terminateAllCount == 1)
+    #expect(wired.runner.lastSpared == [off.id])
   }
 
   /// `devices` and `status` answer from the input source, the one record of bindings and
