@@ -4,7 +4,8 @@
 # exactly once: the value is off again and stays off when the old key is released later
 # (that release belongs to no press of the new configuration). A reload that leaves the
 # entry unchanged (as 43 proves for holds) does not end a momentary hold: its off runs at
-# the release, once.
+# the release, once. A stop (SIGTERM) mid-hold turns it off before the daemon exits, and
+# lets that off command finish.
 # Timing: nothing depends on the guest's speed: each step waits for the daemon's events.
 # timeout: 150
 . "$VM_LIB"
@@ -13,6 +14,8 @@ need_daemon
 cat >record.sh <<'SCRIPT'
 #!/bin/sh
 echo "start value=${ACTIOND_VALUE:-} gesture=${ACTIOND_GESTURE:-} button=$ACTIOND_BUTTON press=${ACTIOND_PRESS_TIME:-}" >>"$1"
+usleep 200000
+echo "end value=${ACTIOND_VALUE:-}" >>"$1"
 SCRIPT
 chmod 0755 record.sh
 mkdir -p controls.d
@@ -91,6 +94,20 @@ expect_count ran.log '^start value=1 ' 2
 ctl status >status.log
 expect_line status.log '"valueText":"Muted"'
 expect_no_line status.log '"valueText":"Live"'
-reader_stop r
+
+step "daemon stopped mid-hold (on the new key): the off runs and finishes before it exits"
+wait_bound
+dev_cmd a "down KEY_POWER"
+wait_for_event watch.log performed 5 30000
+expect_performed 5 true
+wait_count r.log 'EV_KEY KEY_POWER 1$' 1 30000
+down=$(key_time_us r.log KEY_POWER 1 1)
+expect_count ran.log "^start value=1 gesture=hold button=ptt press=$down\$" 1
 stop_daemon
+expect_count ran.log "^start value=0 gesture=hold button=ptt press=$down\$" 1
+expect_count ran.log '^start ' 6
+expect_count ran.log '^end ' 6
+[ "$(tail -1 ran.log)" = "end value=0" ] || fail "the last command to end is not the off: $(tail -2 ran.log)"
+dev_cmd a "up KEY_POWER"
+reader_stop r
 dev_stop a
