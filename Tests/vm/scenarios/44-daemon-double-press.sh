@@ -136,6 +136,10 @@ expect_event watch.log released "$EXP_RELEASED"
 expect_event watch.log pressed "$EXP_PRESSED"
 expect_line watch.log '"event":"pressed".*"gesture":"doublePress"'
 
+ctl status >status.log
+expect_line status.log '"doublePressWindowMs":1000'
+expect_line status.log '"doublePress":\{"kind":"org.actiond.vm.mute"'
+
 step "two presses farther apart than the window: two short presses, nothing performs"
 n1=$((PRESSES + 1))
 n2=$((PRESSES + 2))

@@ -5,7 +5,8 @@
 # no `long-held`, neither control runs); its release is `released-after-double-press` with
 # the whole duration (never `released-after-hold`). A third press after it starts a new
 # gesture: a short press (`pressed` at its key-down, `released` once its window passed), not
-# a second double press.
+# a second double press. The device is a keyboard (EV_REP): the held second press
+# autorepeats for seconds, and no repeat counts as a press.
 # Timing: the kernel's stamps (a reader's) decide; an attempt a stall pushed outside the
 # window is redone (at most 4 times). The first press is short against a 3 s threshold.
 # timeout: 240
@@ -61,7 +62,7 @@ expect_near() {
   [ "$1" -ge $(($2 - 1)) ] && [ "$1" -le $(($2 + 1)) ] || fail "$3 = $1, expected $2 (±1)"
 }
 
-dev_start a --preset gpio-keys --name actiond-vm-button
+dev_start a --preset usb-keyboard --name actiond-vm-button
 start_daemon config.json
 wait_bound
 watch_start
@@ -118,6 +119,9 @@ down2=$DOWN up2=$UP
 held_ms=$(((up2 - down2) / 1000))
 step "second press held $held_ms ms (kernel stamps)"
 [ "$held_ms" -ge "$LONG_THRESHOLD_MS" ] || fail "the second press lasted only $held_ms ms by the stamps"
+repeats=$(count_lines r.log 'EV_KEY KEY_PROG1 2$')
+step "the kernel autorepeated it $repeats times"
+[ "$repeats" -gt 0 ] || fail "no autorepeat on a keyboard with EV_REP held for $held_ms ms"
 [ "$(event_field watch.log double-pressed time "$EXP_DOUBLE")" = "$down2" ] || fail "double-pressed is not stamped at the second key-down $down2"
 expect_near "$(event_field watch.log double-pressed gapMs "$EXP_DOUBLE")" $(((down2 - up1) / 1000)) "double-pressed gapMs"
 [ "$(event_field watch.log released-after-double-press time "$EXP_DOUBLE")" = "$up2" ] || fail "released-after-double-press is not stamped at $up2"

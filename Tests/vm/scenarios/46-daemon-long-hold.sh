@@ -88,6 +88,10 @@ expect_line watch.log '"event":"released".*"gesture":"longHold"'
 expect_line watch.log '"event":"pressed".*"gesture":"longHold"'
 expect_event watch.log held 0
 
+ctl status >status.log
+expect_line status.log '"longHoldThresholdMs":4000'
+expect_line status.log '"longHold":\{"kind":"org.actiond.vm.reboot"'
+
 step "long hold: the hold at the first threshold, the long hold at the second, key still down"
 PRESSES=$((PRESSES + 1))
 n=$PRESSES

@@ -64,6 +64,9 @@ wait_bound
 watch_start
 reader_start r "$DEV_NODE" --timeout 600s
 
+ctl status >status.log
+expect_line status.log '"momentary":true'
+
 step "hold: on at the threshold while down, off at the release"
 PRESSES=$((PRESSES + 1))
 dev_cmd a "down KEY_PROG1"
