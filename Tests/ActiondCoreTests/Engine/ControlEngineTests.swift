@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import ActiondCore
@@ -292,6 +293,34 @@ private func configuration(
     return (engine, recorder, t0)
   }
 
+  /// docs/configuration.md's table of the variables every exec intent gets is the
+  /// environment a gesture's job carries (plus one `ACTIOND_PARAM_<NAME>` per parameter).
+  @Test func theDocumentedIntentEnvironmentIsTheJobsEnvironment() throws {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(4)  // Tests/ActiondCoreTests/Engine/<file>
+    let path = parts.joined(separator: "/") + "/docs/configuration.md"
+    let docs = try #require(readText(path))
+    let section = try #require(
+      docs.components(separatedBy: "The daemon sets, for every exec intent:").dropFirst().first
+    )
+    .components(separatedBy: "\n\n")[1]
+    let documented = section.split(separator: "\n").compactMap { row -> String? in
+      guard row.hasPrefix("| `ACTIOND_") else { return nil }
+      return String(row.dropFirst(3).prefix { $0 != "`" })
+    }
+    let (engine, recorder, t0) = try pressable("org.example.lamp")
+    _ = try engine.assign(
+      try engine.instance(kind: "org.example.photo", configuration: nil), to: "action", gesture: .doublePress,
+      momentary: false)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    engine.deadlineReached(at: t0 + .milliseconds(610))
+    let job = try #require(recorder.runs.last)
+    var keys = Set(job.environment.keys)
+    keys.remove("ACTIOND_PARAM_<NAME>")
+    #expect(Set(documented).subtracting(["ACTIOND_PARAM_<NAME>"]) == keys)
+    #expect(documented.contains("ACTIOND_PARAM_<NAME>"))
+  }
+
   /// A double press's command knows its gesture and the second key-down (the press that
   /// performed); a long hold's, the key-down of its press. Assigned at run time, so the
   /// recognizer learns the gestures from `assign`.
@@ -426,4 +455,18 @@ private func configuration(
     let lamp = try #require(engine.assignment(of: "action"))
     #expect(engine.value(of: lamp) == .unavailable(reason: "the provider application disconnected"))
   }
+}
+
+/// The whole file at `path` as UTF-8, nil when it cannot be read.
+private func readText(_ path: String) -> String? {
+  guard let file = fopen(path, "r") else { return nil }
+  defer { fclose(file) }
+  var bytes: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let n = fread(&buffer, 1, buffer.count, file)
+    if n <= 0 { break }
+    bytes += buffer[0..<n]
+  }
+  return String(decoding: bytes, as: UTF8.self)
 }

@@ -179,4 +179,41 @@ import Testing
     let file = try read("examples/actiond-complete.json")
     #expect(docs.contains(String(file.dropLast(file.hasSuffix("\n") ? 1 : 0))))
   }
+
+  /// The gesture hint table of "Hints and value texts": each row's example is what the
+  /// engine renders for that gesture, with the controls of docs/configuration.md's own
+  /// examples (a toggle Start/Stop, a toggle Talk/Mute, a toggle Mute/Unmute, a button).
+  @Test func gestureHintTableIsWhatTheEngineRenders() throws {
+    let docs = try read("docs/configuration.md")
+    func toggle(_ kind: String, on: String, off: String) -> ControlDefinition {
+      ControlDefinition(
+        kind: kind, type: .toggle, displayName: kind, actionHint: OnOff(on: on, off: off), intent: .state,
+        value: .store(initial: false))
+    }
+    let timer = toggle("timer", on: "Stop", off: "Start")
+    let mic = toggle("mic", on: "Mute", off: "Talk")
+    let mute = toggle("mute", on: "Unmute", off: "Mute")
+    let reboot = ControlDefinition(
+      kind: "reboot", type: .button, displayName: "Reboot", intent: .exec(ExecSpec(argv: ["/bin/true"])))
+    let rendered: [String: String] = [
+      "`hold`": ControlPresentation.hint(.hold, for: timer, missing: [], value: .off),
+      "`hold`, momentary": ControlPresentation.hint(.momentaryHold, for: mic, missing: [], value: .on),
+      "`doublePress`": ControlPresentation.hint(.doublePress, for: mute, missing: [], value: .off),
+      "`longHold`": ControlPresentation.hint(.longHold(.milliseconds(3000)), for: reboot, missing: [], value: .unknown),
+      "`longHold`, announced with `held`": ControlPresentation.hint(
+        .keepHolding, for: reboot, missing: [], value: .unknown),
+    ]
+    var seen: Set<String> = []
+    let section = try #require(docs.components(separatedBy: "## Hints and value texts").dropFirst().first)
+      .components(separatedBy: "\n## ")[0]
+    for row in section.components(separatedBy: "\n") where row.hasPrefix("| `") {
+      let cells = row.split(separator: "|").map {
+        String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+      }
+      guard cells.count == 3, let expected = rendered[cells[0]] else { continue }
+      #expect("`\(expected)`" == cells[2], "row \(cells[0])")
+      seen.insert(cells[0])
+    }
+    #expect(seen == Set(rendered.keys), "every gesture has its row")
+  }
 }
