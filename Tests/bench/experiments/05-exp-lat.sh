@@ -1,4 +1,10 @@
-# Experiment (issue 15 / issue 13 item 14), one boot: reactor variants, actiond variants, abuse.
+# Experiment (issue 15 / issue 13 item 14), one boot: reactor variants, actiond variants, abuse;
+# the hand-written section "The C reactor with actiond's deadline work, and under the same
+# abuse" of docs/benchmarks.md. Not part of `make bench`: copy it into Tests/vm/bench/, then
+#   BENCH_ONLY=05-exp-lat BENCH_N=200 Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+# (set EXP_BOOT=1 below for the first boot's sequence; BENCH_EXTRA_BINS for its variant build
+# actiond-lb). The pause phases (ACTIOND_LOW_PAUSE_US) need the trial build described there;
+# without it they run the simple way twice.
 # timeout: 2000
 . "$VM_LIB"
 . /vm/bench-lib.sh
@@ -75,6 +81,24 @@ abuse_phase() {  # TAG BIN [WRAPPER...]; then reactors under the same abuse ($AB
   act_stop "$_at"
 }
 
+if [ "${EXP_BOOT:-2}" = 1 ]; then
+  # The first boot: one run per series.
+  reactor_holds r-plain
+  act_holds a-plain actiond
+  reactor_holds r-sub --subscriber
+  reactor_holds r-nb --noblock
+  reactor_holds r-subnb --subscriber --noblock
+  act_holds a-nice actiond $BENCHTOOL sched -10
+  reactor_holds r-plain2
+  act_holds a-plain2 actiond
+  ABUSE_REACTORS="plain subnb" abuse_phase ab-plain actiond
+  ABUSE_REACTORS="plain" abuse_phase ab-nice actiond $BENCHTOOL sched -10
+  if command -v actiond-lb >/dev/null; then
+    ABUSE_REACTORS="plain" abuse_phase ab-lb actiond-lb
+  fi
+  exit 0
+fi
+# The second boot: interleaved rounds.
 export ACTIOND_LOW_PAUSE_US=0
 BENCH_N_SAVE=$BENCH_N
 BENCH_N=100
