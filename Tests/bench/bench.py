@@ -340,7 +340,26 @@ def paired_by_press(pressed, lines, tag, what):
     return [started_by_press[p] - deadline_of[p] for p in sorted(started_by_press)]
 
 
-def reactor_series(series, scenario, tag, prefix):
+def paired_by_deadline(deadlines, lines, tag, hold_ns, what):
+    """A reactor's command samples, each paired with its own deadline: the reactor gives its
+    command the press's key-down (ACTIOND_PRESS_TIME, microseconds) as actiond does, and
+    `benchtool record` writes it. Records without it (an older benchtool) fall back to
+    pairing in press order."""
+    rec = [line.split() for line in lines]
+    rec = [p for p in rec if p[:1] == [tag]]
+    if rec and any(len(p) < 3 for p in rec):
+        return paired(deadlines, [int(p[1]) for p in rec], what)
+    wanted = set(deadlines)
+    started = {}
+    for p in rec:
+        deadline = int(p[2]) * 1000 + hold_ns
+        if deadline in wanted and deadline not in started:
+            started[deadline] = int(p[1])
+    MISSED[what] = {"starts": len(deadlines), "ends": len(rec), "missed": len(wanted) - len(started)}
+    return [started[d] - d for d in sorted(started)]
+
+
+def reactor_series(series, scenario, tag, prefix, hold_ns):
     """The figures of one `benchtool reactor` run (bench-lib.sh's reactor_holds TAG), if it ran:
     PREFIX+Timer (deadline -> its timerfd read), PREFIX+Command (deadline -> the command's
     first instruction, paired in press order) and, with a subscriber, PREFIX+Held (deadline
@@ -349,8 +368,8 @@ def reactor_series(series, scenario, tag, prefix):
     if lines is None:
         return
     series[prefix + "Timer"] = values(lines, "overshoot")
-    series[prefix + "Command"] = paired(values(lines, "deadline"), values(scenario.get(f"{tag}-rec.log", []), tag),
-                                        f"{tag} command")
+    series[prefix + "Command"] = paired_by_deadline(values(lines, "deadline"), scenario.get(f"{tag}-rec.log", []), tag,
+                                                    hold_ns, f"{tag} command")
     events = scenario.get(f"{tag}-events.log")
     if events is not None:
         e = [line.split() for line in events]
@@ -382,17 +401,17 @@ def vm(args):
     reactor = need(lim, "reactor.log")
     series["reactorPress"] = values(reactor, "rt")
     series["reactorTimer"] = values(reactor, "overshoot")
-    series["reactorCommand"] = paired(values(reactor, "deadline"), values(need(lim, "reactor-rec.log"), "reactor"),
-                                      "reactor command")
+    series["reactorCommand"] = paired_by_deadline(values(reactor, "deadline"), need(lim, "reactor-rec.log"), "reactor",
+                                                  hold_ns, "reactor command")
 
     # The same reactor doing actiond's deadline work besides the spawn (a subscriber fed
     # `held` and `performing` just before it, back to epoll_wait after it).
-    reactor_series(series, files[lim], "reactor-sub", "reactorSub")
+    reactor_series(series, files[lim], "reactor-sub", "reactorSub", hold_ns)
 
     act = "02-actiond"
     # The reactors under the same abuse as actiond (BENCH_ABUSE_N), in actiond's scenario.
-    reactor_series(series, files.get(act, {}), "reactor-abuse", "reactorAbuse")
-    reactor_series(series, files.get(act, {}), "reactor-sub-abuse", "reactorSubAbuse")
+    reactor_series(series, files.get(act, {}), "reactor-abuse", "reactorAbuse", hold_ns)
+    reactor_series(series, files.get(act, {}), "reactor-sub-abuse", "reactorSubAbuse", hold_ns)
     events = [line.split() for line in need(act, "events.log")]
     pressed = [(int(e[1]) * 1000, int(e[2]) * 1000, int(e[3])) for e in events if e[0] == "pressed"]
     held = [(int(e[1]) * 1000, int(e[3])) for e in events if e[0] == "held"]
@@ -1107,8 +1126,9 @@ METHOD = [
     "- Pairing: every command actiond starts carries its press's kernel key-down time "
     "(`ACTIOND_PRESS_TIME`), which `benchtool record` writes after its own time, so each command start is "
     "paired with the deadline of the press that started it; a command before its own deadline, naming no "
-    "press or a second one for a press fails the run with the offending lines. The peers' samples are "
-    "paired in press order within a window.",
+    "press or a second one for a press fails the run with the offending lines. The C reactors give their "
+    "commands the same variable and are paired by it too; the other peers' samples are paired in press order "
+    "within a window.",
     "- Socket abuse in the VM: after its first series of holds the actiond scenario runs `BENCH_ABUSE_N` "
     "more while `benchtool abuse` keeps 50 abusive clients on the daemon's socket (garbage lines, 10 MB "
     "lines, connect/close storms, subscribers that never read), with a second subscriber connected before "

@@ -34,7 +34,8 @@
 //                                        code writing EVENTS, fed actiond's lines (`pressed` at
 //                                        key-down, `held` and `performing` just before the
 //                                        spawn); --noblock: back to epoll_wait after the spawn,
-//                                        the child reaped through its pidfd, as actiond does
+//                                        the child reaped through its pidfd, as actiond does;
+//                                        the command gets ACTIOND_PRESS_TIME (the key-down, us)
 //   benchtool sched NICE CMD...          runs CMD at nice NICE with SCHED_RESET_ON_FORK (what a
 //                                        unit's Nice= with CPUSchedulingResetOnFork=yes gives)
 //   benchtool timerfd N MS               timerfd overshoot alone: "overshoot <ns>" N times
@@ -444,6 +445,7 @@ struct reactor_opts {
   int noblock;   // back to epoll_wait after the spawn (reaped through a pidfd), not waitpid
   int sock;      // the subscriber's end (announce)
   int ep;        // the epoll instance (noblock: the pidfd joins it)
+  int64_t threshold;
 };
 
 static void announce(int fd, const char *line) { write_all(fd, line, strlen(line)); }
@@ -461,6 +463,11 @@ static int fire(const int64_t *deadline, char **cmd, FILE *out, const struct rea
     announce(o->sock, "{\"type\":\"event\",\"event\":\"performing\",\"kind\":\"org.actiond.bench.record\","
              "\"button\":\"action\",\"source\":\"button\",\"value\":true}\n");
   }
+  // The press's identity, as actiond gives its commands (`ACTIOND_PRESS_TIME`, the key-down
+  // in microseconds): `record` writes it, so the report pairs each command with its press.
+  char press[32];
+  snprintf(press, sizeof press, "%lld", (long long)((*deadline - o->threshold) / 1000));
+  setenv("ACTIOND_PRESS_TIME", press, 1);
   pid_t pid;
   int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
   int64_t back = now_ns();
@@ -491,7 +498,7 @@ static int cmd_reactor(int argc, char **argv) {
   FILE *out = fopen(argv[5], "a");
   if (!out) die(argv[5]);
   setvbuf(out, NULL, _IOLBF, 0);
-  struct reactor_opts o = {0};
+  struct reactor_opts o = {.threshold = threshold};
   const char *events = NULL;
   int a = 6;
   for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
