@@ -24,11 +24,20 @@
 //                                        "<event> <time us> <deadline us> <receipt ns>" to OUT
 //                                        (receipt = CLOCK_MONOTONIC right after read());
 //                                        ends after MAX performed/released events or on SIGTERM
-//   benchtool reactor DEV THRESH_MS N OUT CMD...   the limit: a minimal C reactor (epoll on
-//                                        the evdev fd + one timerfd + posix_spawn) with a
-//                                        subscriber over a socketpair; prints "rt <ns>"
-//                                        (key-down ts -> subscriber read), "overshoot <ns>"
-//                                        (timerfd expiry read - deadline), "deadline <ns>"
+//   benchtool reactor DEV THRESH_MS N OUT [--subscriber EVENTS] [--noblock] CMD...
+//                                        the limit: a minimal C reactor (epoll on the evdev fd
+//                                        + one timerfd + posix_spawn) with a subscriber over a
+//                                        socketpair; prints "rt <ns>" (key-down ts -> subscriber
+//                                        read), "overshoot <ns>" (timerfd expiry read -
+//                                        deadline), "deadline <ns>", "returned <ns>" (posix_spawn
+//                                        returned). --subscriber: the subscriber is `subscribe`'s
+//                                        code writing EVENTS, fed actiond's lines (`pressed` at
+//                                        key-down, `held` and `performing` just before the
+//                                        spawn); --noblock: back to epoll_wait after the spawn,
+//                                        the child reaped through its pidfd, as actiond does;
+//                                        the command gets ACTIOND_PRESS_TIME (the key-down, us)
+//   benchtool sched NICE CMD...          runs CMD at nice NICE with SCHED_RESET_ON_FORK (what a
+//                                        unit's Nice= with CPUSchedulingResetOnFork=yes gives)
 //   benchtool timerfd N MS               timerfd overshoot alone: "overshoot <ns>" N times
 //   benchtool statusload SOCK CLIENTS SECONDS   closed-loop `status` requests, one in flight
 //                                        per client; prints "requests N seconds S"
@@ -59,9 +68,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -427,24 +438,59 @@ static int cmd_subscribe(int argc, char **argv) {
 
 // --- reactor: the limit ---------------------------------------------------------------------
 
+// The reactor's options (between OUT and CMD): what it does at the deadline besides the
+// posix_spawn, so that each of actiond's extra steps can be measured alone, in one boot.
+struct reactor_opts {
+  int announce;  // writes actiond's `held` and `performing` lines to its subscriber first
+  int noblock;   // back to epoll_wait after the spawn (reaped through a pidfd), not waitpid
+  int sock;      // the subscriber's end (announce)
+  int ep;        // the epoll instance (noblock: the pidfd joins it)
+  int64_t threshold;
+};
+
+static void announce(int fd, const char *line) { write_all(fd, line, strlen(line)); }
+
 // The hold decision of the reactor: the command starts at once (posix_spawn), then the
-// timer's lateness is noted and the child reaped.
-static int fire(const int64_t *deadline, char **cmd, FILE *out) {
+// timer's lateness is noted and the child reaped (at once, or when its pidfd says so).
+static int fire(const int64_t *deadline, char **cmd, FILE *out, const struct reactor_opts *o) {
   int64_t t = now_ns();
+  if (o->announce) {
+    // As actiond does: one send per announcement, both before the spawn.
+    char line[256];
+    snprintf(line, sizeof line, "{\"type\":\"event\",\"event\":\"held\",\"button\":\"action\","
+             "\"kind\":\"org.actiond.bench.record\",\"time\":%lld}\n", (long long)(*deadline / 1000));
+    announce(o->sock, line);
+    announce(o->sock, "{\"type\":\"event\",\"event\":\"performing\",\"kind\":\"org.actiond.bench.record\","
+             "\"button\":\"action\",\"source\":\"button\",\"value\":true}\n");
+  }
+  // The press's identity, as actiond gives its commands (`ACTIOND_PRESS_TIME`, the key-down
+  // in microseconds): `record` writes it, so the report pairs each command with its press.
+  char press[32];
+  snprintf(press, sizeof press, "%lld", (long long)((*deadline - o->threshold) / 1000));
+  setenv("ACTIOND_PRESS_TIME", press, 1);
   pid_t pid;
   int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
+  int64_t back = now_ns();
   if (rc != 0) {
     errno = rc;
     die("posix_spawn");
   }
-  fprintf(out, "overshoot %lld\ndeadline %lld\n", (long long)(t - *deadline), (long long)*deadline);
+  fprintf(out, "overshoot %lld\ndeadline %lld\nreturned %lld\n", (long long)(t - *deadline), (long long)*deadline,
+          (long long)back);
+  if (o->noblock) {
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0) die("pidfd_open");
+    struct epoll_event ee = {.events = EPOLLIN, .data.u64 = (uint64_t)1 << 32 | (uint32_t)pfd};
+    if (epoll_ctl(o->ep, EPOLL_CTL_ADD, pfd, &ee) < 0) die("epoll_ctl pidfd");
+    return 1;
+  }
   int status;
   waitpid(pid, &status, 0);
   return 1;
 }
 
 static int cmd_reactor(int argc, char **argv) {
-  if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT CMD...");
+  if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT [--subscriber EVENTS] [--noblock] CMD...");
   int64_t threshold = atoll(argv[3]) * 1000000;
   long holds = atol(argv[4]);
   // Parent and subscriber child share this file: appends of whole lines only (line
@@ -452,15 +498,42 @@ static int cmd_reactor(int argc, char **argv) {
   FILE *out = fopen(argv[5], "a");
   if (!out) die(argv[5]);
   setvbuf(out, NULL, _IOLBF, 0);
-  char **cmd = argv + 6;
+  struct reactor_opts o = {.threshold = threshold};
+  const char *events = NULL;
+  int a = 6;
+  for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
+    if (!strcmp(argv[a], "--noblock")) {
+      o.noblock = 1;
+    } else if (!strcmp(argv[a], "--subscriber") && a + 1 < argc) {
+      o.announce = 1;
+      events = argv[++a];
+    } else {
+      fail("reactor: unknown option");
+    }
+  }
+  if (a >= argc) fail("reactor: no command");
+  char **cmd = argv + a;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) die("socketpair");
   fflush(NULL);
   pid_t child = fork();
   if (child < 0) die("fork");
   if (child == 0) {
-    // The subscriber: blocking reads, the receipt time right after each.
     close(pair[0]);
+    if (events) {
+      // The subscriber of `benchtool subscribe`, reading the reactor's JSON lines: the same
+      // code, the same output (fully buffered), the same work per announcement as actiond's.
+      struct subscribe_ctx ctx = {.max = -1};
+      ctx.out = fopen(events, "w");
+      if (!ctx.out) die(events);
+      static struct conn c;
+      c.fd = pair[1];
+      while (conn_read(&c, subscribe_line, &ctx)) {
+      }
+      fclose(ctx.out);
+      _exit(0);
+    }
+    // The subscriber: blocking reads, the receipt time right after each.
     int64_t down;
     for (;;) {
       ssize_t n = read(pair[1], &down, sizeof down);
@@ -472,15 +545,17 @@ static int cmd_reactor(int argc, char **argv) {
     _exit(0);
   }
   close(pair[1]);
+  o.sock = pair[0];
   int dev = open(argv[2], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (dev < 0) die(argv[2]);
   int clock = CLOCK_MONOTONIC;
   if (ioctl(dev, EVIOCSCLOCKID, &clock) < 0) die("EVIOCSCLOCKID");
   int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   int ep = epoll_create1(EPOLL_CLOEXEC);
-  struct epoll_event ee = {.events = EPOLLIN, .data.fd = dev};
+  o.ep = ep;
+  struct epoll_event ee = {.events = EPOLLIN, .data.u64 = (uint32_t)dev};
   epoll_ctl(ep, EPOLL_CTL_ADD, dev, &ee);
-  ee.data.fd = tfd;
+  ee.data.u64 = (uint32_t)tfd;
   epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ee);
   printf("ready\n");
   fflush(stdout);
@@ -495,7 +570,16 @@ static int cmd_reactor(int argc, char **argv) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     for (int i = 0; i < n; i++) {
-      if (got[i].data.fd == dev) {
+      if (got[i].data.u64 >> 32) {
+        // --noblock: a command's pidfd; reap it.
+        int pfd = (int)(uint32_t)got[i].data.u64;
+        siginfo_t info;
+        waitid((idtype_t)P_PIDFD, (id_t)pfd, &info, WEXITED);
+        epoll_ctl(ep, EPOLL_CTL_DEL, pfd, NULL);
+        close(pfd);
+        continue;
+      }
+      if (got[i].data.u64 == (uint32_t)dev) {
         struct input_event ev[32];
         ssize_t r;
         while ((r = read(dev, ev, sizeof ev)) > 0) {
@@ -503,8 +587,16 @@ static int cmd_reactor(int argc, char **argv) {
             if (ev[k].type != EV_KEY || ev[k].code != KEY_PROG1) continue;
             if (ev[k].value == 1) {
               int64_t down = event_ns(&ev[k]);
-              write_all(pair[0], &down, sizeof down);
               deadline = down + threshold;
+              if (o.announce) {
+                char line[256];
+                snprintf(line, sizeof line, "{\"type\":\"event\",\"event\":\"pressed\",\"button\":\"action\","
+                         "\"kind\":\"org.actiond.bench.record\",\"time\":%lld,\"deadline\":%lld}\n",
+                         (long long)(down / 1000), (long long)(deadline / 1000));
+                announce(pair[0], line);
+              } else {
+                write_all(pair[0], &down, sizeof down);
+              }
               armed = 1;
               struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
               timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
@@ -514,7 +606,7 @@ static int cmd_reactor(int argc, char **argv) {
               armed = 0;
               // Read late (the key-up in the same batch): the kernel's timestamps decide,
               // as they do in actiond's recognizer, so a hold is never lost to a stall.
-              if (event_ns(&ev[k]) >= deadline) done += fire(&deadline, cmd, out);
+              if (event_ns(&ev[k]) >= deadline) done += fire(&deadline, cmd, out, &o);
             }
           }
         }
@@ -522,7 +614,7 @@ static int cmd_reactor(int argc, char **argv) {
         uint64_t expirations;
         if (read(tfd, &expirations, sizeof expirations) != sizeof expirations || !armed) continue;
         armed = 0;
-        done += fire(&deadline, cmd, out);
+        done += fire(&deadline, cmd, out, &o);
       }
     }
   }
@@ -830,10 +922,25 @@ static int cmd_abuse(int argc, char **argv) {
   return 0;
 }
 
+// What a unit's Nice=N with CPUSchedulingResetOnFork=yes gives the daemon: its own nice N,
+// and SCHED_RESET_ON_FORK, so that every child it starts (posix_spawn's clone included)
+// begins at nice 0 again.
+static int cmd_sched(int argc, char **argv) {
+  if (argc < 4) fail("usage: sched NICE CMD...");
+  errno = 0;
+  if (setpriority(PRIO_PROCESS, 0, atoi(argv[2])) < 0) die("setpriority");
+  struct sched_param param = {0};
+  if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param) < 0) die("sched_setscheduler");
+  execv(argv[3], argv + 3);
+  die(argv[3]);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) fail("usage: benchtool record|spawnfloor|device|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
   const char *c = argv[1];
   if (!strcmp(c, "record")) return cmd_record(argc, argv);
+  if (!strcmp(c, "sched")) return cmd_sched(argc, argv);
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (!strcmp(c, "spawnfloor")) return cmd_spawnfloor(argc, argv);
   if (!strcmp(c, "device")) return cmd_device(argc, argv);

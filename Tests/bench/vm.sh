@@ -32,14 +32,18 @@ fi
 [[ -x $thd ]] || { echo "vm.sh: no thd in Debian's triggerhappy package" >&2; exit 1; }
 
 scenarios=() names=()
-for s in "$vmdir"/bench/[0-9]*.sh; do
+for s in "$vmdir"/bench/${BENCH_ONLY:-[0-9]*}.sh; do
   scenarios+=(--scenario "$s")
   names+=("$(basename "$s" .sh)")
 done
+# BENCH_EXTRA_BINS: more binaries for the guest's /usr/local/bin (a variant build, for an
+# experiment scenario chosen with BENCH_ONLY, a glob of scenario names).
+extra_bins=()
+for b in ${BENCH_EXTRA_BINS:-}; do extra_bins+=(--bin "$b"); done
 rules=()
 for r in "$repo"/udev-rules/*.rules; do rules+=(--rules "$r"); done
 "$vmdir/mkinitramfs.sh" --cache "$cache" --out "$out/base.cpio" --bin "$bin/actiond" --bin "$bin/actionctl" \
-  --bin "$tool" --bin "$thd" --bin /usr/bin/dash "${rules[@]}" "${scenarios[@]}"
+  --bin "$tool" --bin "$thd" --bin /usr/bin/dash "${extra_bins[@]}" "${rules[@]}" "${scenarios[@]}"
 
 # A second archive the kernel unpacks over the first: the 9p modules, the settings, the
 # bench helpers and the python script.

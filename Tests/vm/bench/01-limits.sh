@@ -1,7 +1,10 @@
 # Bench: the limits in this VM. timerfd overshoot alone; posix_spawn of the recording command
 # alone (the spawn floor) and fork + execve of it; a minimal C reactor (epoll on the evdev fd, one timerfd,
 # posix_spawn) from the key-down timestamp to a subscriber's read and from the hold deadline
-# to the command's start.
+# to the command's start; then the same reactor doing what actiond does at the deadline
+# besides the posix_spawn: `held` and `performing` written to a subscriber (the code of
+# `benchtool subscribe`) just before it, and back to epoll_wait after it (the child reaped
+# through a pidfd) instead of blocking in waitpid.
 # timeout: 400
 . "$VM_LIB"
 . /vm/bench-lib.sh
@@ -25,3 +28,4 @@ usleep 500000
 kill -TERM "$REACTOR_PID" 2>/dev/null
 wait_pid "$REACTOR_PID" 10000 "the reactor"
 bdev_stop
+reactor_holds reactor-sub --subscriber --noblock

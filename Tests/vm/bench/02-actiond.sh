@@ -3,7 +3,8 @@
 # (pressed/held receipt times); then BENCH_ABUSE_N more holds while BENCH_ABUSE_CLIENTS
 # abusive local clients (`benchtool abuse`: garbage lines, 10 MB lines, connect storms,
 # subscribers that never read) hammer the socket, watched by a second subscriber that
-# connected first; memory after the holds and after BENCH_BLAST more presses.
+# connected first, then the C reactor (plain, and with a subscriber like actiond's) for as many
+# holds under the same abuse; memory after the holds and after BENCH_BLAST more presses.
 # timeout: 800
 . "$VM_LIB"
 . /vm/bench-lib.sh
@@ -73,9 +74,19 @@ if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
   kill -TERM "$SUB_PID" 2>/dev/null
   wait_pid "$SUB_PID" 10000 "the abuse phase's subscriber"
+  # The limit under the same abuse: the C reactors of 01-limits, each on a device of its own
+  # (actiond binds only its own by name), while the abusers keep hammering actiond's socket
+  # and actiond serves them: the same processes compete for the one vCPU.
+  bdev_stop
+  kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
+  REACTOR_N=$BENCH_ABUSE_N reactor_holds reactor-abuse
+  REACTOR_N=$BENCH_ABUSE_N reactor_holds reactor-sub-abuse --subscriber --noblock
+  kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
   kill -TERM "$ABUSE_PID" 2>/dev/null
   wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
   kill -0 "$DAEMON_PID" 2>/dev/null || fail "actiond died under the abusive clients"
+  bdev_start actiond-bench-button "$WORK/blast-down.log"
+  until ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
   grep -E '^(pressed|held|performing) ' events-abuse.txt >events-abuse.log
   awk -v n="$BENCH_ABUSE_CLIENTS" '$1 == "abuse" { print "abuse", n, $3 }' abuse.out >abuse.log
   # Let the daemon drop what the abusers left behind; the blast's growth counts from here.

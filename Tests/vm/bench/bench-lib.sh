@@ -6,12 +6,12 @@
 : "${BENCH_ABUSE_N:=0}" "${BENCH_ABUSE_CLIENTS:=50}"
 BENCHTOOL=/usr/local/bin/benchtool
 
-# bdev_start NAME: a `benchtool device` (uinput, KEY_PROG1) fed from bdev_cmd; its key-down
-# kernel timestamps go to $WORK/down.log. Sets BDEV_NODE.
+# bdev_start NAME [DOWN_FILE]: a `benchtool device` (uinput, KEY_PROG1) fed from bdev_cmd; its
+# key-down kernel timestamps go to DOWN_FILE ($WORK/down.log by default). Sets BDEV_NODE.
 bdev_start() {
   rm -f "$WORK/bdev.fifo"
   mkfifo "$WORK/bdev.fifo"
-  $BENCHTOOL device "$1" "$WORK/down.log" <"$WORK/bdev.fifo" >"$WORK/bdev.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
+  $BENCHTOOL device "$1" "${2:-$WORK/down.log}" <"$WORK/bdev.fifo" >"$WORK/bdev.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
   BDEV_PID=$!
   exec 3>"$WORK/bdev.fifo"
   BDEV_CMDS=0
@@ -61,4 +61,29 @@ wait_pid() {
     usleep 50000
   done
   wait "$1" || true
+}
+
+# reactor_holds TAG [OPTIONS...]: BENCH_N holds (or $REACTOR_N) through `benchtool reactor` on
+# its own uinput device; its figures go to TAG.log, its recording command's to TAG-rec.log
+# (tag TAG), its subscriber's events (option --subscriber) to TAG-events.log.
+reactor_holds() {
+  _tag=$1
+  shift
+  _opts=
+  for _o in "$@"; do
+    if [ "$_o" = --subscriber ]; then _opts="$_opts --subscriber $WORK/$_tag-events.log"; else _opts="$_opts $_o"; fi
+  done
+  bdev_start "actiond-bench-$_tag" "$WORK/$_tag-down.log"
+  # shellcheck disable=SC2086
+  spawn "$_tag.out" $BENCHTOOL reactor "$BDEV_NODE" "$BENCH_HOLD_MS" "${REACTOR_N:-$BENCH_N}" "$WORK/$_tag.log" $_opts \
+    $BENCHTOOL record "$_tag" "$WORK/$_tag-rec.log"
+  _reactor=$SPAWN_PID
+  wait_for_line "$_tag.out" '^ready' 10000
+  step "C reactor $_tag ($*), ${REACTOR_N:-$BENCH_N} holds"
+  bdev_cmd "press ${REACTOR_N:-$BENCH_N} $((BENCH_HOLD_MS + 30)) 70"
+  # It ends by itself after its holds; one that missed some is stopped (the report counts).
+  usleep 500000
+  kill -TERM "$_reactor" 2>/dev/null
+  wait_pid "$_reactor" 10000 "the reactor $_tag"
+  bdev_stop
 }
