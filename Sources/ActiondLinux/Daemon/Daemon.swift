@@ -238,7 +238,9 @@ public final class Daemon {
     loop.stop()
   }
 
-  private func reloadConfiguration() {
+  /// SIGHUP: reads the configuration again and applies it. Internal for tests, which
+  /// send no signals.
+  func reloadConfiguration() {
     guard !stopping else { return }  // the devices are closed already
     let now = loop.now()
     notify { try $0.reloading(at: now) }
@@ -258,14 +260,15 @@ public final class Daemon {
       let unchanged = new.unchangedButtons(since: configuration)
       logger.minimumLevel = settings.logLevel ?? new.logLevel
       effects.configurationLoaded(new)
-      // The old outputs give their lights back; the new ones show the hold values the
-      // engine knows (a value read again after the apply arrives as a change).
-      feedback.configure(new)
       engine.apply(configuration: new, at: now)
+      input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
+      // Once the buttons have their new indices: changed outputs give their lights back,
+      // new ones show the hold values the engine knows (a value read again later arrives
+      // as a change). Outputs that did not change keep what they show.
+      feedback.configure(new)
       for button in new.buttons where new.feedback[button.name] != nil {
         feedback.valueChanged(button: button.name, isOn: engine.holdValue(button: button.name))
       }
-      input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
       effects.announce(.configReloaded(applied: true, problems: []))
     } catch let error as ConfigurationError {
       for problem in error.problems { logger.error(problem.description, event: "config-problem") }

@@ -13,6 +13,8 @@ final class FeedbackDriver {
   private let factory: any FeedbackLightFactory
   private var schedulers = FeedbackSchedulers(configuration: Configuration())
   private var lights: [any FeedbackLight] = []
+  /// The configuration index of each output's button.
+  private var buttonIndices: [Int] = []
   /// Outputs whose last write failed (logged when they started failing).
   private var failing: Set<Int> = []
   private var timer: TimerID?
@@ -26,16 +28,23 @@ final class FeedbackDriver {
   }
 
   /// The outputs of `configuration` replace the current ones (start and every reload):
-  /// every light taken is given back first, the new ones start at rest.
+  /// every light taken is given back first, the new ones start at rest. When nothing
+  /// about the outputs changed (the same outputs of the same buttons at the same
+  /// indices), they go on as they are: a reload does not make an indicator flicker.
   func configure(_ configuration: Configuration) {
     guard !stopped else { return }
+    let new = FeedbackSchedulers(configuration: configuration)
+    let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
+    guard
+      new.buttons != schedulers.buttons || new.schedulers.map(\.output) != schedulers.schedulers.map(\.output)
+        || indices != buttonIndices
+    else { return }
     end()
-    schedulers = FeedbackSchedulers(configuration: configuration)
+    schedulers = new
+    buttonIndices = indices
     failing = []
     lights = schedulers.schedulers.indices.map { i in
-      let name = schedulers.buttons[i]
-      let index = configuration.buttons.firstIndex { $0.name == name } ?? 0
-      return factory.light(for: schedulers.schedulers[i].output, button: index, buttonName: name)
+      factory.light(for: schedulers.schedulers[i].output, button: indices[i], buttonName: schedulers.buttons[i])
     }
     for (i, light) in lights.enumerated() {
       logger.debug("button \(schedulers.buttons[i]): feedback on \(light.label): \(schedulers.schedulers[i].output)")

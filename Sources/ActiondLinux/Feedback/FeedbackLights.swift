@@ -32,10 +32,12 @@ public protocol FeedbackLightFactory: AnyObject {
 public protocol ButtonDeviceLEDs: AnyObject {
   /// Which device `button` is bound to now (its syspath); nil while it waits for one.
   func ledDevice(forButton button: Int) -> String?
-  /// Whether LED `code` of that device is lit (`EVIOCGLED`).
-  func isLEDOn(button: Int, code: UInt16) throws(SystemCallError) -> Bool
-  /// Sets LED `code` of that device (`EV_LED` and `SYN_REPORT` in one write).
-  func setLED(button: Int, code: UInt16, on: Bool) throws(SystemCallError)
+  /// Whether LED `code` of the open device `device` (a syspath) is lit (`EVIOCGLED`).
+  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool
+  /// Sets LED `code` of the open device `device` (`EV_LED` and `SYN_REPORT` in one write).
+  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError)
+  /// Whether `device` is still open (a device that went away took its LED with it).
+  func isOpen(device: String) -> Bool
 }
 
 /// The real lights: LED class devices under `ledsDirectory` and the LEDs of the buttons'
@@ -110,8 +112,9 @@ public final class SysfsLED: FeedbackLight {
 }
 
 /// An LED of the device a button is bound to (`EV_LED`). Taking it reads the LED's state
-/// on that device (`EVIOCGLED`); releasing writes it back, if the button is still on the
-/// same device (a device that went away took its LED with it). A new device is taken anew.
+/// on that device (`EVIOCGLED`); releasing writes it back to that device, if it is still
+/// open (a device that went away took its LED with it), whichever button it serves by
+/// then. When the button moved to another device, that one is taken anew.
 public final class InputDeviceLED: FeedbackLight {
   public let button: Int
   public let code: UInt16
@@ -131,8 +134,11 @@ public final class InputDeviceLED: FeedbackLight {
       throw FeedbackLightError("the button has no device now")
     }
     do {
-      if saved?.device != device { saved = (device, try leds.isLEDOn(button: button, code: code)) }
-      try leds.setLED(button: button, code: code, on: on)
+      if let saved, saved.device != device, leds.isOpen(device: saved.device) {
+        try leds.setLED(device: saved.device, code: code, on: saved.on)
+      }
+      if saved?.device != device { saved = (device, try leds.isLEDOn(device: device, code: code)) }
+      try leds.setLED(device: device, code: code, on: on)
     } catch {
       throw FeedbackLightError(error.description)
     }
@@ -141,9 +147,9 @@ public final class InputDeviceLED: FeedbackLight {
   public func release() throws(FeedbackLightError) {
     guard let saved else { return }
     self.saved = nil
-    guard let leds, leds.ledDevice(forButton: button) == saved.device else { return }
+    guard let leds, leds.isOpen(device: saved.device) else { return }
     do {
-      try leds.setLED(button: button, code: code, on: saved.on)
+      try leds.setLED(device: saved.device, code: code, on: saved.on)
     } catch {
       throw FeedbackLightError(error.description)
     }

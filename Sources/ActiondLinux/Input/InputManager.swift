@@ -439,24 +439,24 @@ extension InputManager: ButtonDeviceLEDs {
     return syspath
   }
 
-  public func isLEDOn(button: Int, code: UInt16) throws(SystemCallError) -> Bool {
-    let (fd, name) = try ledDescriptor(button)
+  public func isLEDOn(device syspath: String, code: UInt16) throws(SystemCallError) -> Bool {
+    let (fd, name) = try ledDescriptor(syspath)
     let state = actiond_evdev_led_state(fd, UInt32(code))
     guard state >= 0 else { throw SystemCallError.last("EVIOCGLED on \(name)") }
     return state == 1
   }
 
-  public func setLED(button: Int, code: UInt16, on: Bool) throws(SystemCallError) {
-    let (fd, name) = try ledDescriptor(button)
+  public func setLED(device syspath: String, code: UInt16, on: Bool) throws(SystemCallError) {
+    let (fd, name) = try ledDescriptor(syspath)
     guard actiond_evdev_write_led(fd, UInt32(code), on ? 1 : 0) == 0 else {
       throw SystemCallError.last("cannot write EV_LED to \(name)")
     }
   }
 
-  private func ledDescriptor(_ button: Int) throws(SystemCallError) -> (Int32, String) {
-    guard let syspath = ledDevice(forButton: button), let device = open[syspath] else {
-      throw SystemCallError("write an LED", Errno(ENODEV))
-    }
+  public func isOpen(device syspath: String) -> Bool { open[syspath] != nil }
+
+  private func ledDescriptor(_ syspath: String) throws(SystemCallError) -> (Int32, String) {
+    guard let device = open[syspath] else { throw SystemCallError("write an LED of \(syspath)", Errno(ENODEV)) }
     return (device.handle.fileDescriptor, device.info.devnode ?? syspath)
   }
 }

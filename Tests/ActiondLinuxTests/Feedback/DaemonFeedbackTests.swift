@@ -17,7 +17,17 @@ private final class FeedbackDaemon {
 
   init(feedback: String, lights: any FeedbackLightFactory) throws {
     directory = try TemporaryDirectory("actiond-feedback")
-    let config = try directory.write(
+    let config = try FeedbackDaemon.writeConfiguration(directory, feedback: feedback)
+    daemon = try Daemon(
+      settings: Daemon.Settings(configPath: config, logLevel: .debug, environment: [:]), input: input,
+      runner: runner, logSink: log, feedbackLights: lights)
+    try daemon.start()
+  }
+
+  /// Writes the configuration file with `feedback` as the button's outputs; its path.
+  @discardableResult
+  static func writeConfiguration(_ directory: TemporaryDirectory, feedback: String) throws -> String {
+    try directory.write(
       "actiond.json",
       """
       {
@@ -32,10 +42,6 @@ private final class FeedbackDaemon {
         assignments: { action: "org.example.lamp" },
       }
       """)
-    daemon = try Daemon(
-      settings: Daemon.Settings(configPath: config, logLevel: .debug, environment: [:]), input: input,
-      runner: runner, logSink: log, feedbackLights: lights)
-    try daemon.start()
   }
 
   func plugIn(at time: MonotonicInstant) {
@@ -89,6 +95,23 @@ private final class FeedbackDaemon {
 
     wired.daemon.shutdown(reason: "test")
     #expect(lights.writes.suffix(1) == ["sysfs ACT@action release"])
+  }
+
+  /// A reload that leaves the outputs as they were leaves the lights alone (no flicker);
+  /// one that changes them gives the old lights back and starts the new ones at rest.
+  @Test func aReloadKeepsUnchangedOutputsAndGivesRemovedOnesBack() throws {
+    let lights = RecordingFeedbackLights()
+    let wired = try FeedbackDaemon(feedback: #"[{ sysfs: "ACT", indicator: true }]"#, lights: lights)
+    #expect(lights.writes == ["sysfs ACT@action off"])
+    wired.daemon.reloadConfiguration()
+    #expect(lights.writes == ["sysfs ACT@action off"], "unchanged: nothing written")
+    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ led: "LED_CAPSL", on: ["held"] }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(wired.log.records(event: "config-problem").isEmpty)
+    #expect(lights.writes == ["sysfs ACT@action off", "sysfs ACT@action release"])
+    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ sysfs: "ACT", indicator: true }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(lights.writes.last == "sysfs ACT@action off", "a new indicator shows the value the engine knows")
   }
 
   /// A light that cannot be written is logged once, not at every blink, and the hold

@@ -18,20 +18,22 @@ private func contents(_ path: String) -> String { EngineEffects.readFile(path).t
 
 /// Records the LED calls an ``InputDeviceLED`` makes, on a device that can change or go.
 private final class FakeButtonLEDs: ButtonDeviceLEDs {
-  var device: String? = "/sys/devices/virtual/input/input9"
-  var lit: [UInt16: Bool] = [:]
+  var device: String? = "input9"
+  var openDevices: Set<String> = ["input9", "input10", "input11"]
+  var lit: [String: Bool] = [:]
   var calls: [String] = []
   var writeError: Errno?
   func ledDevice(forButton button: Int) -> String? { device }
-  func isLEDOn(button: Int, code: UInt16) throws(SystemCallError) -> Bool {
-    calls.append("get \(button) \(code)")
-    return lit[code] ?? false
+  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool {
+    calls.append("get \(device) \(code)")
+    return lit["\(device) \(code)"] ?? false
   }
-  func setLED(button: Int, code: UInt16, on: Bool) throws(SystemCallError) {
-    calls.append("set \(button) \(code) \(on ? 1 : 0)")
+  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError) {
+    calls.append("set \(device) \(code) \(on ? 1 : 0)")
     if let writeError { throw SystemCallError("cannot write EV_LED to /dev/input/event9", writeError) }
-    lit[code] = on
+    lit["\(device) \(code)"] = on
   }
+  func isOpen(device: String) -> Bool { openDevices.contains(device) }
 }
 
 @Suite struct FeedbackLightsTests {
@@ -94,30 +96,34 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
   /// back at the release.
   @Test func anInputLEDRestoresItsPriorState() throws {
     let leds = FakeButtonLEDs()
-    leds.lit[1] = true  // Caps Lock was on
+    leds.lit["input9 1"] = true  // Caps Lock was on
     let light = InputDeviceLED(leds: leds, button: 2, buttonName: "action", code: 1)
     #expect(light.label == "LED_CAPSL of button action's device")
     try light.set(true)
     try light.set(false)
     try light.release()
-    #expect(leds.calls == ["get 2 1", "set 2 1 1", "set 2 1 0", "set 2 1 1"])
-    #expect(leds.lit[1] == true)
+    #expect(leds.calls == ["get input9 1", "set input9 1 1", "set input9 1 0", "set input9 1 1"])
+    #expect(leds.lit["input9 1"] == true)
   }
 
-  /// A new device is taken anew (its own prior state); a device gone takes its LED with
-  /// it (nothing to restore); no device is an error the driver logs.
+  /// When the button moves to another device, the first is given back and the new one
+  /// taken; a device gone took its LED with it (nothing to restore); no device is an
+  /// error the driver logs.
   @Test func anInputLEDFollowsTheButtonsDevice() throws {
     let leds = FakeButtonLEDs()
     let light = InputDeviceLED(leds: leds, button: 0, buttonName: "action", code: 8)
     try light.set(true)
-    leds.device = "/sys/devices/virtual/input/input10"
-    leds.lit[8] = true
+    leds.device = "input10"
+    leds.lit["input10 8"] = true
     try light.set(false)
+    #expect(leds.calls == ["get input9 8", "set input9 8 1", "set input9 8 0", "get input10 8", "set input10 8 0"])
+    leds.calls = []
+    leds.openDevices.remove("input10")
     leds.device = nil
     try light.release()
-    #expect(leds.calls == ["get 0 8", "set 0 8 1", "get 0 8", "set 0 8 0"])
+    #expect(leds.calls == [])
     #expect(throws: FeedbackLightError("the button has no device now")) { try light.set(true) }
-    leds.device = "/sys/devices/virtual/input/input11"
+    leds.device = "input11"
     leds.writeError = Errno(EBADF)
     #expect {
       try light.set(true)

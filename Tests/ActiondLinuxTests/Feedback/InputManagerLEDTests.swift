@@ -24,8 +24,8 @@ import Testing
     #expect(manager.ledDevice(forButton: 0) == device.syspath)
     #expect(manager.ledDevice(forButton: 1) == nil)
 
-    try manager.setLED(button: 0, code: 1, on: true)
-    try manager.setLED(button: 0, code: 1, on: false)
+    try manager.setLED(device: device.syspath, code: 1, on: true)
+    try manager.setLED(device: device.syspath, code: 1, on: false)
     var buffer = [UInt8](repeating: 0, count: 256)
     let n = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
     let size = MemoryLayout<input_event>.size
@@ -40,14 +40,15 @@ import Testing
 
     // A pipe is no evdev node: EVIOCGLED fails with the reason.
     #expect {
-      _ = try manager.isLEDOn(button: 0, code: 1)
+      _ = try manager.isLEDOn(device: device.syspath, code: 1)
     } throws: { error in
       "\(error)".hasPrefix("EVIOCGLED on /dev/input/event3: ")
     }
     #expect {
-      try manager.setLED(button: 1, code: 1, on: true)
+      try manager.setLED(device: "/sys/devices/gone", code: 1, on: true)
     } throws: { error in
-      "\(error)".hasPrefix("write an LED: ")
+      "\(error)".hasPrefix("write an LED of /sys/devices/gone: ")
     }
+    #expect(manager.isOpen(device: device.syspath) && !manager.isOpen(device: "/sys/devices/gone"))
   }
 }
