@@ -97,3 +97,17 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     #expect(r.lines.first == "action value=off")
   }
 }
+
+@Suite struct FeedbackEngineSocketTests {
+  /// A perform naming the button shows on it; a perform of a kind names no button.
+  @Test func onlyPerformsOfTheButtonAreItsMoments() throws {
+    let r = MomentRecorder()
+    let e = try engine(r, assign: "org.example.photo")
+    let photo = try e.instance(kind: "org.example.photo", configuration: nil)
+    e.perform(photo, button: "action", source: .socket, completion: nil)
+    e.performFinished(job: r.runs[0].id, .succeeded)
+    e.perform(photo, button: nil, source: .socket, completion: nil)
+    e.performFinished(job: r.runs[1].id, .failed(code: .failed, reason: "exited with status 1"))
+    #expect(r.lines == ["action performed"])
+  }
+}
