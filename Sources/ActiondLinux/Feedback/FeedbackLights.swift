@@ -129,10 +129,10 @@ public final class InputDeviceLED: FeedbackLight {
     label = "\(LEDCodes.name(of: code) ?? "LED \(code)") of button \(buttonName)'s device"
   }
 
+  /// While the button has no device there is no LED to show: nothing is written and
+  /// nothing fails (the driver shows the state again when a device appears).
   public func set(_ on: Bool) throws(FeedbackLightError) {
-    guard let leds, let device = leds.ledDevice(forButton: button) else {
-      throw FeedbackLightError("the button has no device now")
-    }
+    guard let leds, let device = leds.ledDevice(forButton: button) else { return }
     do {
       if let saved, saved.device != device, leds.isOpen(device: saved.device) {
         try leds.setLED(device: saved.device, code: code, on: saved.on)

@@ -114,6 +114,22 @@ private final class FeedbackDaemon {
     #expect(lights.writes.last == "sysfs ACT@action off", "a new indicator shows the value the engine knows")
   }
 
+  /// An `led` indicator of a button without a device shows nothing and logs nothing; the
+  /// device that appears shows the value at once, and is given back at the stop.
+  @Test func anInputLEDIndicatorShowsOnTheDeviceThatAppears() throws {
+    let leds = RecordingButtonLEDs()
+    let wired = try FeedbackDaemon(
+      feedback: #"[{ led: "LED_MISC", indicator: true }]"#, lights: LinuxFeedbackLights(inputLEDs: leds))
+    leds.device = nil
+    #expect(leds.calls.isEmpty)
+    leds.device = wired.device.syspath
+    wired.plugIn(at: wired.daemon.loop.now())
+    #expect(leds.calls == ["get LED_MISC", "set LED_MISC 0"])
+    wired.daemon.shutdown(reason: "test")
+    #expect(leds.calls.last == "set LED_MISC 1", "the LED's own state (lit) is back")
+    #expect(wired.log.records(event: "feedback-failed").isEmpty)
+  }
+
   /// A light that cannot be written is logged once, not at every blink, and the hold
   /// performs as if nothing happened.
   @Test func aFailingLightIsLoggedOnceAndNeverStopsTheHold() throws {
@@ -158,4 +174,20 @@ private final class FeedbackDaemon {
     #expect(read("brightness") == "0")
     #expect(wired.log.records(event: "feedback-failed").isEmpty)
   }
+}
+
+/// The LEDs of the button's device as the input manager would offer them: one device, whose
+/// LEDs start lit.
+private final class RecordingButtonLEDs: ButtonDeviceLEDs {
+  var device: String?
+  var calls: [String] = []
+  func ledDevice(forButton button: Int) -> String? { device }
+  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool {
+    calls.append("get \(LEDCodes.name(of: code) ?? "")")
+    return true
+  }
+  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError) {
+    calls.append("set \(LEDCodes.name(of: code) ?? "") \(on ? 1 : 0)")
+  }
+  func isOpen(device: String) -> Bool { device == self.device }
 }
