@@ -2,8 +2,10 @@
 #include "actiond_shim.h"
 
 #include <errno.h>
+#include <linux/input.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,4 +50,31 @@ int actiond_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *pat
 
 int actiond_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from) {
   return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int actiond_evdev_led_state(int fd, unsigned int code) {
+  unsigned char bits[(LED_MAX + 8) / 8] = {0};
+  if (code > LED_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (ioctl(fd, EVIOCGLED(sizeof(bits)), bits) < 0) return -1;
+  return (bits[code / 8] >> (code % 8)) & 1;
+}
+
+int actiond_evdev_write_led(int fd, unsigned int code, int on) {
+  struct input_event events[2];
+  memset(events, 0, sizeof(events));
+  events[0].type = EV_LED;
+  events[0].code = (unsigned short)code;
+  events[0].value = on ? 1 : 0;
+  events[1].type = EV_SYN;
+  events[1].code = SYN_REPORT;
+  ssize_t n = write(fd, events, sizeof(events));
+  if (n < 0) return -1;
+  if ((size_t)n != sizeof(events)) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
 }

@@ -19,6 +19,11 @@ public struct Configuration: Hashable, Sendable {
   /// entry is a `doublePress` has no hold). Entries are never empty. The state store's
   /// assignments override these at run time, gesture by gesture.
   public var assignments: [String: [Gesture: GestureAssignment]]
+  /// Each button's feedback outputs (its `feedback` list), by button name; a button
+  /// without any has no entry. Kept beside the buttons rather than in ``ButtonConfig`` so
+  /// a change of feedback alone leaves a press in progress and the device binding alone
+  /// (``unchangedButtons(since:)`` compares buttons only).
+  public var feedback: [String: [FeedbackOutput]] = [:]
 
   /// Default paths, used when the configuration gives none.
   public static let defaultMainFile = "/etc/actiond/actiond.json"

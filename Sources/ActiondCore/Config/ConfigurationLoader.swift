@@ -117,7 +117,10 @@ public enum ConfigurationLoader {
     {
       config.logLevel = l
     }
-    if let v = top["buttons"] { config.buttons = readButtons(v, root / "buttons", r, names: &definitions.buttonNames) }
+    if let v = top["buttons"] {
+      config.buttons = readButtons(
+        v, root / "buttons", r, names: &definitions.buttonNames, feedback: &config.feedback)
+    }
     if let v = top["controls"] {
       if let array = v.arrayValue {
         for (i, element) in array.enumerated() { readControl(element, root / "controls" / i, r, into: &definitions) }
@@ -185,12 +188,15 @@ public enum ConfigurationLoader {
 
   static let buttonKeys = [
     "name", "key", "match", "holdThresholdMs", "debounceMs", "doublePressWindowMs", "longHoldThresholdMs", "grab",
+    "feedback",
   ]
   static let matchKeys = ["tag", "property", "name", "phys", "uniq", "id", "link", "devnode"]
 
-  /// Reads the buttons; `names` gets every name written, valid button or not.
+  /// Reads the buttons; `names` gets every name written, valid button or not, and
+  /// `feedback` the feedback outputs of every valid button that has some.
   private static func readButtons(
-    _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader, names: inout [String]
+    _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader, names: inout [String],
+    feedback: inout [String: [FeedbackOutput]]
   ) -> [ButtonConfig] {
     guard let array = value.arrayValue else {
       r.report(path, "must be an array of buttons, got \(value.typeName)")
@@ -199,6 +205,7 @@ public enum ConfigurationLoader {
     var buttons: [ButtonConfig] = []
     var byName: [String: Int] = [:]
     var seen: [(index: Int, button: ButtonConfig)] = []
+    var sysfsLEDs: [String: JSONPath] = [:]
     for (i, element) in array.enumerated() {
       let p = path / i
       guard let o = r.object(element, p, allowed: buttonKeys) else { continue }
@@ -277,6 +284,8 @@ public enum ConfigurationLoader {
       } else {
         button.longHoldThreshold = ButtonConfig.defaultLongHoldThreshold(holdThreshold: button.holdThreshold)
       }
+      var outputs: [FeedbackOutput] = []
+      if let v = o["feedback"] { outputs = readFeedback(v, p / "feedback", r, sysfsLEDs: &sysfsLEDs) }
       guard ok else { continue }
       if let twin = seen.first(where: { $0.button.keyCode == code && $0.button.match == match }) {
         r.report(
@@ -287,8 +296,201 @@ public enum ConfigurationLoader {
       }
       seen.append((i, button))
       buttons.append(button)
+      if !outputs.isEmpty { feedback[button.name] = outputs }
     }
     return buttons
+  }
+
+  // MARK: - Feedback
+
+  static let feedbackKeys = ["led", "sysfs", "on", "indicator", "patterns"]
+
+  /// A button's `feedback` list. `sysfsLEDs` gets every LED class device named so far
+  /// (over all buttons): one LED serves one output.
+  private static func readFeedback(
+    _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader, sysfsLEDs: inout [String: JSONPath]
+  ) -> [FeedbackOutput] {
+    guard let array = value.arrayValue else {
+      r.report(path, "must be an array of feedback outputs, got \(value.typeName)")
+      return []
+    }
+    var outputs: [FeedbackOutput] = []
+    var inputLEDs: [UInt16: Int] = [:]
+    for (i, element) in array.enumerated() {
+      let p = path / i
+      guard let o = r.object(element, p, allowed: feedbackKeys) else { continue }
+      var light: FeedbackOutput.Light?
+      var ok = true
+      switch (o["led"], o["sysfs"]) {
+      case (nil, nil):
+        r.report(
+          p,
+          "needs led (an LED of the button's input device, such as \"LED_CAPSL\") or sysfs (an LED class "
+            + "device under /sys/class/leds, such as \"ACT\")")
+        ok = false
+      case (.some, .some):
+        r.report(p / "sysfs", "cannot be given with led: an output is one LED")
+        ok = false
+      case (let v?, nil):
+        if let code = readLED(v, p / "led", r) {
+          if let first = inputLEDs[code] {
+            r.report(p / "led", "the same LED as feedback[\(first)]")
+            ok = false
+          } else {
+            inputLEDs[code] = i
+            light = .inputLED(code: code)
+          }
+        } else {
+          ok = false
+        }
+      case (nil, let v?):
+        if let name = readSysfsLED(v, p / "sysfs", r) {
+          if let first = sysfsLEDs[name] {
+            r.report(p / "sysfs", "LED \(name) is already driven by \(first) (one LED, one output)")
+            ok = false
+          } else {
+            sysfsLEDs[name] = p
+            light = .sysfs(name: name)
+          }
+        } else {
+          ok = false
+        }
+      }
+      var indicator = false
+      if let b = r.bool(in: o, "indicator", p) { indicator = b } else if o["indicator"] != nil { ok = false }
+      var moments = indicator ? [] : FeedbackMoment.allCases
+      if let v = o["on"] {
+        if let m = readMoments(v, p / "on", r) { moments = m } else { ok = false }
+      }
+      if moments.isEmpty && !indicator {
+        r.report(p / "on", "shows nothing: name a moment (\(momentNames)) or set indicator: true")
+        ok = false
+      }
+      var patterns: [FeedbackMoment: FeedbackPattern] = [:]
+      if let v = o["patterns"] {
+        if let given = readPatterns(v, p / "patterns", r, shown: moments) { patterns = given } else { ok = false }
+      }
+      guard ok, let light else { continue }
+      outputs.append(FeedbackOutput(light: light, moments: moments, indicator: indicator, patterns: patterns))
+    }
+    return outputs
+  }
+
+  private static let momentNames = FeedbackMoment.allCases.map(\.rawValue).joined(separator: ", ")
+
+  /// An `EV_LED` name (`LED_CAPSL`) or code 0...LED_MAX.
+  private static func readLED(_ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader) -> UInt16? {
+    switch value {
+    case .string(let name):
+      if let code = LEDCodes.code(named: name) { return code }
+      var message = "unknown LED name \(JSONEncoding.quoted(name))"
+      if let s = closestMatch(to: name, in: LEDCodes.all.map(\.name)) {
+        message += " (did you mean \(s)?)"
+      } else if let s = LEDCodes.code(named: "LED_" + name.uppercased()).flatMap(LEDCodes.name(of:)) {
+        message += " (did you mean \(s)?)"
+      } else {
+        message += "; names are those of linux/input-event-codes.h, such as LED_CAPSL or LED_MISC"
+      }
+      r.report(path, message)
+      return nil
+    case .integer, .double:
+      return r.integer(value, path, range: 0...Int64(LEDCodes.maximum)).map { UInt16($0) }
+    default:
+      r.report(path, "must be an LED name such as \"LED_CAPSL\" or an LED code, got \(value.typeName)")
+      return nil
+    }
+  }
+
+  /// The directory LED class devices live in; `sysfs` names one of them.
+  public static let ledsDirectory = "/sys/class/leds"
+
+  /// An LED class device's name (`ACT`), or its path `/sys/class/leds/ACT`: the name.
+  private static func readSysfsLED(_ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader) -> String? {
+    guard let s = r.string(value, path, maxLength: 255) else { return nil }
+    var name = Substring(s)
+    if s.hasPrefix(ledsDirectory + "/") { name = name.dropFirst(ledsDirectory.count + 1) }
+    if name.hasSuffix("/") { name = name.dropLast() }
+    guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+      r.report(
+        path,
+        "must be the name of an LED class device (such as \"ACT\") or its path under \(ledsDirectory), "
+          + "got \(JSONEncoding.quoted(s))")
+      return nil
+    }
+    return String(name)
+  }
+
+  private static func readMoments(
+    _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader
+  )
+    -> [FeedbackMoment]?
+  {
+    guard let array = value.arrayValue else {
+      r.report(path, "must be an array of moments (\(momentNames)), got \(value.typeName)")
+      return nil
+    }
+    var moments: [FeedbackMoment] = []
+    var ok = true
+    for (i, element) in array.enumerated() {
+      guard let m = r.word(element, path / i, FeedbackMoment.allCases.map { ($0.rawValue, $0) }) else {
+        ok = false
+        continue
+      }
+      if moments.contains(m) {
+        r.report(path / i, "\(m) is listed twice")
+        ok = false
+      }
+      moments.append(m)
+    }
+    return ok ? moments : nil
+  }
+
+  /// `patterns`: moment → `"on"` or alternating on/off milliseconds, starting with on.
+  private static func readPatterns(
+    _ value: JSONValue, _ path: JSONPath, _ r: ConfigurationReader, shown: [FeedbackMoment]
+  ) -> [FeedbackMoment: FeedbackPattern]? {
+    guard let o = r.object(value, path, allowed: FeedbackMoment.allCases.map(\.rawValue)) else { return nil }
+    var patterns: [FeedbackMoment: FeedbackPattern] = [:]
+    var ok = true
+    for key in o.keys {
+      guard let moment = FeedbackMoment(rawValue: key), let v = o[key] else {
+        ok = false
+        continue
+      }
+      let p = path / key
+      if !shown.contains(moment) {
+        r.report(p, "\(moment) is not in on, so this pattern is never shown")
+        ok = false
+        continue
+      }
+      if v.stringValue == "on" {
+        patterns[moment] = .whileDown
+        continue
+      }
+      let what =
+        "\"on\" (on while the key is down) or milliseconds alternating on and off, starting with on, "
+        + "such as [80, 80, 80]"
+      guard let list = v.arrayValue else {
+        r.report(p, "must be \(what), got \(v.stringValue.map(JSONEncoding.quoted) ?? v.typeName)")
+        ok = false
+        continue
+      }
+      guard (1...FeedbackPattern.maximumSteps).contains(list.count) else {
+        r.report(p, "must have 1 to \(FeedbackPattern.maximumSteps) durations, got \(list.count)")
+        ok = false
+        continue
+      }
+      var ms: [Int64] = []
+      for (i, element) in list.enumerated() {
+        if let d = r.integer(element, p / i, range: FeedbackPattern.stepRangeMs, unit: " ms") {
+          ms.append(d)
+        } else {
+          ok = false
+        }
+      }
+      if ms.count == list.count { patterns[moment] = FeedbackPattern(alternatingMilliseconds: ms) }
+    }
+    return ok ? patterns : nil
   }
 
   /// A key name from the table (`KEY_PROG1`, `BTN_0`, aliases) or a number 1...KEY_MAX.

@@ -237,13 +237,13 @@ public final class ControlEngine {
       switch announcement {
       case .pressed(let at):
         let hints = gestureHints(button: name)
-        output.announce(
+        announce(
           .pressed(
             button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
             threshold: config.holdThreshold))
       case .releasedShort(let at, let heldFor):
         let hints = gestureHints(button: name)
-        output.announce(
+        announce(
           .released(
             button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
             duration: heldFor))
@@ -258,7 +258,7 @@ public final class ControlEngine {
             ),
             deadline: pressedAt + recognizers[index].recognizer.settings.longHoldThreshold)
         }
-        output.announce(.held(button: name, kind: hold?.instance.kind, time: at, longHold: notice))
+        announce(.held(button: name, kind: hold?.instance.kind, time: at, longHold: notice))
         if let hold {
           if hold.momentary {
             // On while held: whatever ends this press (release, lost device, reload)
@@ -273,18 +273,18 @@ public final class ControlEngine {
         }
       case .longHeld(let at, let pressedAt):
         let long = gestureAssignment(name, .longHold)
-        output.announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
+        announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
         if let long {
           perform(
             long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
         }
       case .releasedAfterHold(let at, let heldFor, let longHeld):
-        output.announce(
+        announce(
           .releasedAfterHold(button: name, kind: hold?.instance.kind, time: at, duration: heldFor, longHeld: longHeld))
         endMomentary(button: name)
       case .doublePressed(let at, _, let gap):
         let double = gestureAssignment(name, .doublePress)
-        output.announce(.doublePressed(button: name, kind: double?.instance.kind, time: at, gap: gap))
+        announce(.doublePressed(button: name, kind: double?.instance.kind, time: at, gap: gap))
         if let double {
           perform(double.instance, button: name, source: .button, gesture: .doublePress, pressTime: at, completion: nil)
         } else {
@@ -294,15 +294,17 @@ public final class ControlEngine {
         }
       case .releasedAfterDoublePress(let at, let heldFor):
         let double = gestureAssignment(name, .doublePress)
-        output.announce(
+        announce(
           .releasedAfterDoublePress(button: name, kind: double?.instance.kind, time: at, duration: heldFor))
       case .cancelled(_, let reason, let stage):
         // After a hold or a double press the perform already happened; there is nothing
         // left to cancel, but a momentary toggle held on must go off.
         if stage == .pending {
-          output.announce(.cancelled(button: name, kind: hold?.instance.kind, reason: reason.description))
+          announce(.cancelled(button: name, kind: hold?.instance.kind, reason: reason.description))
         } else {
           output.log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
+          // Not announced, but the press is over: a pattern lasting while the key is down ends.
+          output.buttonMoment(.cancelled, button: name)
           endMomentary(button: name)
         }
       }
@@ -419,10 +421,64 @@ public final class ControlEngine {
     let kind = gestureAssignment(button, .hold)?.instance.kind
     let hints = gestureHints(button: button)
     let hint = joinedHint(hints, button: button)
-    output.announce(
+    announce(
       .pressed(button: button, kind: kind, hint: hint, hints: hints, time: time, threshold: config.holdThreshold))
-    output.announce(.released(button: button, kind: kind, hint: hint, hints: hints, time: time, duration: .zero))
+    announce(.released(button: button, kind: kind, hint: hint, hints: hints, time: time, duration: .zero))
     return true
+  }
+
+  // MARK: - Feedback
+
+  /// Every announcement goes out here: to the output, and, when it is a moment of a
+  /// button (or changes what a button's hold control shows), to the button's feedback.
+  private func announce(_ event: Event) {
+    output.announce(event)
+    if let (button, moment) = ControlEngine.buttonMoment(of: event) {
+      output.buttonMoment(moment, button: button)
+    }
+    switch event {
+    case .state(_, let buttons):
+      for button in buttons where gestureAssignment(button, .hold) != nil {
+        output.holdValueChanged(button: button, isOn: holdValue(button: button))
+      }
+    case .assigned(let button, .hold, _, _):
+      output.holdValueChanged(button: button, isOn: holdValue(button: button))
+    default:
+      break
+    }
+  }
+
+  /// The button moment an announcement is, if any: a press's moments, and a perform's
+  /// outcome when a button asked for it (a socket `perform` names no button).
+  static func buttonMoment(of event: Event) -> (String, ButtonMoment)? {
+    switch event {
+    case .pressed(let b, _, _, _, _, _): (b, .pressed)
+    case .released(let b, _, _, _, _, _), .releasedAfterHold(let b, _, _, _, _),
+      .releasedAfterDoublePress(let b, _, _, _):
+      (b, .released)
+    case .held(let b, _, _, _): (b, .held)
+    case .longHeld(let b, _, _): (b, .longHeld)
+    case .doublePressed(let b, _, _, _): (b, .doublePressed)
+    case .cancelled(let b, _, _): (b, .cancelled)
+    case .performed(let b?, _, _, _): (b, .performed)
+    case .failed(_, let b?, _, _, _): (b, .failed)
+    case .busy(_, let b?, _, _): (b, .busy)
+    default: nil
+    }
+  }
+
+  /// The value of the toggle assigned to `button`'s hold: what its state indicators show.
+  /// nil when the hold has no control, it is a button, or its value is unknown or
+  /// unavailable.
+  public func holdValue(button: String) -> Bool? {
+    guard let instance = gestureAssignment(button, .hold)?.instance,
+      let definition = configuration.control(kind: instance.kind), definition.type == .toggle
+    else { return nil }
+    switch value(of: instance, definition) {
+    case .on: return true
+    case .off: return false
+    case .unknown, .unavailable: return nil
+    }
   }
 
   private func rearm() {
@@ -457,13 +513,13 @@ public final class ControlEngine {
   ) {
     guard let definition = configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
-      output.announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
+      announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
       completion?(.failure(e))
       return
     }
     instances[instance.id] = instance
     func fail(_ error: ProtocolError) {
-      output.announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: error))
+      announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: error))
       output.log(.warning, "\(definition.displayName): \(error.message)")
       completion?(.failure(error))
     }
@@ -474,7 +530,7 @@ public final class ControlEngine {
       fail(error)
       return
     case .busy:
-      output.announce(.busy(kind: instance.kind, button: button, source: source, gesture: gesture))
+      announce(.busy(kind: instance.kind, button: button, source: source, gesture: gesture))
       completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
     case .readFirst:
@@ -499,7 +555,7 @@ public final class ControlEngine {
       requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
     job.endsMomentaryHold = endsMomentaryHold
     inFlight[instance.id] = InFlight(job: job, completion: completion)
-    output.announce(
+    announce(
       .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))
     if case .state = intent {
       // No outside effect: the store is the whole truth, so the perform is done at once.
@@ -566,7 +622,7 @@ public final class ControlEngine {
     case .failed(let code, let reason):
       inFlight[instanceID] = nil
       let error = ProtocolError(code, reason)
-      output.announce(
+      announce(
         .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
       entry.value.completion?(.failure(error))
       runQueuedMomentary(instanceID)
@@ -583,7 +639,7 @@ public final class ControlEngine {
           // Not stored is not changed: the value stays, and so does what was announced.
           storeValues[key] = old
           inFlight[instanceID] = nil
-          output.announce(
+          announce(
             .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
           entry.value.completion?(.failure(error))
           runQueuedMomentary(instanceID)
@@ -609,7 +665,7 @@ public final class ControlEngine {
       let error = ProtocolError(
         .unknownKind,
         "\(entry.job.kind) was removed from the configuration while its intent ran; the intent finished")
-      output.announce(
+      announce(
         .failed(
           kind: entry.job.kind, button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture,
           error: error))
@@ -617,7 +673,7 @@ public final class ControlEngine {
       return
     }
     let snapshot = self.snapshot(entry.job.instance, definition)
-    output.announce(
+    announce(
       .performed(button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture, control: snapshot))
     entry.completion?(.success(snapshot))
   }
@@ -715,7 +771,7 @@ public final class ControlEngine {
     if case .unavailable(let reason) = new {
       output.log(.warning, "\(definition.displayName) is unavailable: \(reason)")
     }
-    output.announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
+    announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
   }
 
   /// `set`: an application changed the source of truth. Only store-backed toggles have
@@ -866,7 +922,7 @@ public final class ControlEngine {
     }
     instances[instance.id] = instance
     let snap = snapshot(instance, definition)
-    output.announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
+    announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
     output.log(
       .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     syncGestures()
@@ -930,7 +986,7 @@ public final class ControlEngine {
       for gesture in Gesture.allCases where old[button.name]?[gesture] != resolved[button.name]?[gesture] {
         let now = resolved[button.name]?[gesture]
         let snap = now.flatMap { a in configuration.control(kind: a.instance.kind).map { snapshot(a.instance, $0) } }
-        output.announce(
+        self.announce(
           .assigned(button: button.name, gesture: gesture, momentary: now?.momentary ?? false, control: snap))
       }
     }
@@ -1146,4 +1202,18 @@ public protocol ControlEngineOutput: AnyObject {
   /// not be written: the engine then undoes the change that asked for the save and
   /// answers the request with the error; the adapter reports it and saves again later.
   func persist(_ state: StateSnapshot) throws(ProtocolError)
+  /// A moment of `button`'s press, or the outcome of a perform it asked for, in the order
+  /// the announcements go out: what the button's feedback outputs show. Default: ignored.
+  func buttonMoment(_ moment: ButtonMoment, button: String)
+  /// The value of the control assigned to `button`'s hold may have changed (a value was
+  /// read or set, or the assignment changed): what its state indicators show
+  /// (``ControlEngine/holdValue(button:)``). Default: ignored.
+  func holdValueChanged(button: String, isOn: Bool?)
+}
+
+extension ControlEngineOutput {
+  /// Outputs without feedback ignore the moments.
+  public func buttonMoment(_ moment: ButtonMoment, button: String) {}
+  /// Outputs without feedback ignore the values.
+  public func holdValueChanged(button: String, isOn: Bool?) {}
 }

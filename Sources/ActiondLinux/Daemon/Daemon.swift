@@ -62,6 +62,8 @@ public final class Daemon {
   private var stopped = false
   /// Bounds the wait for commands at a stop.
   private var stopDeadline: TimerID?
+  /// The buttons' feedback lights (see ``FeedbackDriver``).
+  let feedback: FeedbackDriver
 
   /// Loads the configuration and state, opens the socket and input devices. Nothing runs
   /// until `run()`.
@@ -70,10 +72,12 @@ public final class Daemon {
   /// libudev and libevdev, commands through `posix_spawn`, the standard log sink for
   /// `settings.environment`. Tests pass recording fakes (``RecordingInputSource``,
   /// ``RecordingProcessRunner``, ``RecordingLogSink``) to drive the daemon's wiring
-  /// without a device or a child process.
+  /// without a device or a child process. `feedbackLights` defaults to the real lights
+  /// (``LinuxFeedbackLights``: `/sys/class/leds` and the LEDs of the input source's
+  /// devices); tests pass ``RecordingFeedbackLights`` or real ones on a temporary directory.
   public init(
     settings: Settings, input: (any InputSource)? = nil, runner: (any ProcessRunning)? = nil,
-    logSink: (any LogSink)? = nil
+    logSink: (any LogSink)? = nil, feedbackLights: (any FeedbackLightFactory)? = nil
   ) throws {
     self.settings = settings
     let sink = logSink ?? LogSinks.standard(environment: settings.environment)
@@ -114,6 +118,11 @@ public final class Daemon {
       loop: loop, logger: logger, store: store, runner: self.runner, input: self.input,
       environment: settings.environment)
     effects.configurationLoaded(configuration)
+    feedback = FeedbackDriver(
+      loop: loop, logger: logger,
+      factory: feedbackLights ?? LinuxFeedbackLights(inputLEDs: self.input as? any ButtonDeviceLEDs))
+    feedback.configure(configuration)
+    effects.feedback = feedback
     engine = ControlEngine(configuration: configuration, state: snapshot, output: effects)
     effects.engine = engine
     router = RequestRouter(engine: engine, input: self.input, loop: loop, logger: logger)
@@ -190,6 +199,8 @@ public final class Daemon {
     // No hold is decided any more and no command is started while the stop waits for
     // commands.
     effects.stop()
+    // Every feedback light goes back to what it showed before actiond took it.
+    feedback.stop()
     logger.notice("stopping (\(reason))", event: "stopping")
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
@@ -227,7 +238,9 @@ public final class Daemon {
     loop.stop()
   }
 
-  private func reloadConfiguration() {
+  /// SIGHUP: reads the configuration again and applies it. Internal for tests, which
+  /// send no signals.
+  func reloadConfiguration() {
     guard !stopping else { return }  // the devices are closed already
     let now = loop.now()
     notify { try $0.reloading(at: now) }
@@ -249,6 +262,13 @@ public final class Daemon {
       effects.configurationLoaded(new)
       engine.apply(configuration: new, at: now)
       input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
+      // Once the buttons have their new indices: changed outputs give their lights back,
+      // new ones show the hold values the engine knows (a value read again later arrives
+      // as a change). Outputs that did not change keep what they show.
+      feedback.configure(new)
+      for button in new.buttons where new.feedback[button.name] != nil {
+        feedback.valueChanged(button: button.name, isOn: engine.holdValue(button: button.name))
+      }
       effects.announce(.configReloaded(applied: true, problems: []))
     } catch let error as ConfigurationError {
       for problem in error.problems { logger.error(problem.description, event: "config-problem") }
@@ -288,6 +308,7 @@ public final class Daemon {
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
       engine.deviceBound(button: button, device: node, keyDown: isDown, at: at)
+      feedback.deviceAppeared(button: configuration.buttons[button].name)
       if isDown {
         logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
       }

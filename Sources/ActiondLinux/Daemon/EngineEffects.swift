@@ -17,6 +17,9 @@ final class EngineEffects {
   /// Where announcements reach subscribers and provider requests their clients; nil
   /// until the daemon made it (the engine announces nothing before).
   var server: ControlServer?
+  /// Where the buttons' moments and hold values are shown on their lights; nil until
+  /// the daemon made it.
+  var feedback: FeedbackDriver?
   /// Called when the daemon is stopping and the last running command ended.
   var commandsEnded: () -> Void = {}
 
@@ -141,6 +144,14 @@ extension EngineEffects: ControlEngineOutput {
 
   func log(_ level: LogLevel, _ message: String) {
     logger.log(level, message)
+  }
+
+  func buttonMoment(_ moment: ButtonMoment, button: String) {
+    feedback?.moment(moment, button: button)
+  }
+
+  func holdValueChanged(button: String, isOn: Bool?) {
+    feedback?.valueChanged(button: button, isOn: isOn)
   }
 
   func armTimer(at deadline: MonotonicInstant?) {

@@ -1,4 +1,6 @@
 import ActiondCore
+import CActiondShim
+import Glibc
 
 /// Binds buttons to input devices and turns their key events into ``InputEvent``s.
 ///
@@ -426,5 +428,35 @@ extension InputManager {
   /// An input manager on real devices: libudev discovery, libevdev reading.
   public convenience init(loop: EventLoop) throws(Errno) {
     self.init(loop: loop, backend: try LinuxInputBackend())
+  }
+}
+
+// MARK: - LEDs of the bound devices (feedback)
+
+extension InputManager: ButtonDeviceLEDs {
+  public func ledDevice(forButton button: Int) -> String? {
+    guard boundTo.indices.contains(button), let syspath = boundTo[button], open[syspath] != nil else { return nil }
+    return syspath
+  }
+
+  public func isLEDOn(device syspath: String, code: UInt16) throws(SystemCallError) -> Bool {
+    let (fd, name) = try ledDescriptor(syspath)
+    let state = actiond_evdev_led_state(fd, UInt32(code))
+    guard state >= 0 else { throw SystemCallError.last("EVIOCGLED on \(name)") }
+    return state == 1
+  }
+
+  public func setLED(device syspath: String, code: UInt16, on: Bool) throws(SystemCallError) {
+    let (fd, name) = try ledDescriptor(syspath)
+    guard actiond_evdev_write_led(fd, UInt32(code), on ? 1 : 0) == 0 else {
+      throw SystemCallError.last("cannot write EV_LED to \(name)")
+    }
+  }
+
+  public func isOpen(device syspath: String) -> Bool { open[syspath] != nil }
+
+  private func ledDescriptor(_ syspath: String) throws(SystemCallError) -> (Int32, String) {
+    guard let device = open[syspath] else { throw SystemCallError("write an LED of \(syspath)", Errno(ENODEV)) }
+    return (device.handle.fileDescriptor, device.info.devnode ?? syspath)
   }
 }

@@ -75,4 +75,13 @@ int actiond_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *pat
 /// closes every fd from `from` up before its exec.
 int actiond_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int from);
 
+// MARK: evdev LEDs (feedback)
+
+/// EVIOCGLED on the evdev descriptor `fd` (ioctl is variadic, which Swift cannot call):
+/// 1 when LED `code` is lit, 0 when not, -1 with errno set.
+int actiond_evdev_led_state(int fd, unsigned int code);
+/// Sets LED `code` of the evdev descriptor `fd`: one write(2) of EV_LED `code` `on` and
+/// SYN_REPORT. 0, or -1 with errno set (EAGAIN included).
+int actiond_evdev_write_led(int fd, unsigned int code, int on);
+
 #endif

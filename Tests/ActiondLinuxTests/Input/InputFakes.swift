@@ -123,6 +123,8 @@ final class FakeBackend: InputDeviceBackend {
     var readOnly = false
     var openError: Errno?
     var grabError: Errno?
+    /// A real descriptor to hand out (a pipe, to read what is written to the device).
+    var fd: Int32?
   }
   var present: [InputDeviceInfo] = []
   var specs: [String: Spec] = [:]
@@ -150,7 +152,7 @@ final class FakeBackend: InputDeviceBackend {
     let spec = specs[device.syspath] ?? Spec(keys: [])
     if let error = spec.openError { throw error }
     nextFD += 1
-    let handle = FakeDevice(fd: nextFD, keys: spec.keys, down: spec.down, readOnly: spec.readOnly)
+    let handle = FakeDevice(fd: spec.fd ?? nextFD, keys: spec.keys, down: spec.down, readOnly: spec.readOnly)
     handle.grabError = spec.grabError
     opened[device.syspath, default: []].append(handle)
     return handle

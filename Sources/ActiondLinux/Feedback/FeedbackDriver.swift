@@ -1,0 +1,128 @@
+import ActiondCore
+
+/// Carries out the buttons' feedback: the engine's moments and hold values go through the
+/// pure ``FeedbackSchedulers``; their writes go to the lights at once (in the same loop
+/// turn as the announcement, so the threshold tick is as prompt as `held`); their one
+/// deadline is one timer on the daemon's loop, armed only while a timed step runs.
+///
+/// A light that cannot be written (device gone, no permission) is logged once, when it
+/// starts failing, not at every blink; it never disturbs the press or the intent.
+final class FeedbackDriver {
+  private let loop: EventLoop
+  private let logger: Logger
+  private let factory: any FeedbackLightFactory
+  private var schedulers = FeedbackSchedulers(configuration: Configuration())
+  private var lights: [any FeedbackLight] = []
+  /// The configuration index of each output's button.
+  private var buttonIndices: [Int] = []
+  /// Outputs whose last write failed (logged when they started failing).
+  private var failing: Set<Int> = []
+  private var timer: TimerID?
+  private var armed: MonotonicInstant?
+  private var stopped = false
+
+  init(loop: EventLoop, logger: Logger, factory: any FeedbackLightFactory) {
+    self.loop = loop
+    self.logger = logger
+    self.factory = factory
+  }
+
+  /// The outputs of `configuration` replace the current ones (start and every reload):
+  /// every light taken is given back first, the new ones start at rest. When nothing
+  /// about the outputs changed (the same outputs of the same buttons at the same
+  /// indices), they go on as they are: a reload does not make an indicator flicker.
+  func configure(_ configuration: Configuration) {
+    guard !stopped else { return }
+    let new = FeedbackSchedulers(configuration: configuration)
+    let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
+    guard
+      new.buttons != schedulers.buttons || new.schedulers.map(\.output) != schedulers.schedulers.map(\.output)
+        || indices != buttonIndices
+    else { return }
+    end()
+    schedulers = new
+    buttonIndices = indices
+    failing = []
+    lights = schedulers.schedulers.indices.map { i in
+      factory.light(for: schedulers.schedulers[i].output, button: indices[i], buttonName: schedulers.buttons[i])
+    }
+    for (i, light) in lights.enumerated() {
+      logger.debug("button \(schedulers.buttons[i]): feedback on \(light.label): \(schedulers.schedulers[i].output)")
+    }
+  }
+
+  /// A moment of `button`, now.
+  func moment(_ moment: ButtonMoment, button: String) {
+    guard !stopped else { return }
+    apply(schedulers.moment(moment, button: button, at: loop.now()))
+  }
+
+  /// The value of `button`'s hold control (what its indicators show).
+  func valueChanged(button: String, isOn: Bool?) {
+    guard !stopped else { return }
+    apply(schedulers.valueChanged(isOn, button: button))
+  }
+
+  /// `button` is now read from a (new) device: its `led` outputs show again what they
+  /// show, on that device's LED (an indicator must not wait for the next change).
+  func deviceAppeared(button: String) {
+    guard !stopped else { return }
+    for i in schedulers.schedulers.indices where schedulers.buttons[i] == button {
+      guard case .inputLED = schedulers.schedulers[i].output.light else { continue }
+      let shown = schedulers.schedulers[i].shown
+      guard shown != .release else { continue }
+      apply([FeedbackSchedulers.Action(output: i, write: shown)])
+    }
+  }
+
+  /// The daemon stops: every light is given back and nothing is shown any more.
+  func stop() {
+    guard !stopped else { return }
+    end()
+    stopped = true
+  }
+
+  /// Whether a timer is armed (tests: zero wake-ups while nothing is shown).
+  var isTimerArmed: Bool { timer != nil }
+
+  private func end() {
+    apply(schedulers.end())
+  }
+
+  private func apply(_ actions: [FeedbackSchedulers.Action]) {
+    for action in actions where action.output < lights.count {
+      let light = lights[action.output]
+      do {
+        switch action.write {
+        case .on: try light.set(true)
+        case .off: try light.set(false)
+        case .release: try light.release()
+        }
+        if failing.remove(action.output) != nil {
+          logger.info("feedback on \(light.label) works again", event: "feedback-recovered")
+        }
+      } catch {
+        if failing.insert(action.output).inserted {
+          logger.warning(
+            "button \(schedulers.buttons[action.output]): feedback on \(light.label) failed: \(error) "
+              + "(not logged again until it works)", event: "feedback-failed")
+        }
+      }
+    }
+    rearm()
+  }
+
+  private func rearm() {
+    let next = stopped ? nil : schedulers.nextDeadline
+    guard next != armed else { return }
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    armed = next
+    guard let next else { return }
+    timer = loop.schedule(at: next) { [unowned self] now in
+      self.timer = nil
+      self.armed = nil
+      self.apply(self.schedulers.deadlineReached(at: now))
+    }
+  }
+}

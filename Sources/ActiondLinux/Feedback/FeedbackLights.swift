@@ -1,0 +1,203 @@
+import ActiondCore
+import CActiondShim
+import Glibc
+
+/// Why a feedback light could not be written (for the log line; feedback never fails a
+/// press or an intent).
+public struct FeedbackLightError: Error, CustomStringConvertible, Sendable, Equatable {
+  public var description: String
+  public init(_ description: String) { self.description = description }
+}
+
+/// One light a feedback output drives. It is taken over at the first ``set(_:)``, saving
+/// what it showed, and given back with ``release()``, restoring that.
+public protocol FeedbackLight: AnyObject {
+  /// What logs call it: `/sys/class/leds/ACT`, `LED_CAPSL of button action's device`.
+  var label: String { get }
+  /// Shows on or off, taking the light first when it is not taken yet.
+  func set(_ on: Bool) throws(FeedbackLightError)
+  /// Restores what the light showed before it was taken; nothing when it is not taken.
+  func release() throws(FeedbackLightError)
+}
+
+/// Makes the light of each configured feedback output.
+public protocol FeedbackLightFactory: AnyObject {
+  /// The light of `output`, an output of button `buttonName` (index `button` in the
+  /// configuration's buttons).
+  func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight
+}
+
+/// The LEDs of the input device a button is bound to, written as `EV_LED` through the
+/// evdev descriptor the input layer holds. ``InputManager`` is the real one.
+public protocol ButtonDeviceLEDs: AnyObject {
+  /// Which device `button` is bound to now (its syspath); nil while it waits for one.
+  func ledDevice(forButton button: Int) -> String?
+  /// Whether LED `code` of the open device `device` (a syspath) is lit (`EVIOCGLED`).
+  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool
+  /// Sets LED `code` of the open device `device` (`EV_LED` and `SYN_REPORT` in one write).
+  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError)
+  /// Whether `device` is still open (a device that went away took its LED with it).
+  func isOpen(device: String) -> Bool
+}
+
+/// The real lights: LED class devices under `ledsDirectory` and the LEDs of the buttons'
+/// own input devices through `inputLEDs` (nil: the input source has none, every `led`
+/// output then fails its writes, logged once).
+public final class LinuxFeedbackLights: FeedbackLightFactory {
+  public let ledsDirectory: String
+  private weak var inputLEDs: (any ButtonDeviceLEDs)?
+
+  public init(ledsDirectory: String = ConfigurationLoader.ledsDirectory, inputLEDs: (any ButtonDeviceLEDs)?) {
+    self.ledsDirectory = ledsDirectory
+    self.inputLEDs = inputLEDs
+  }
+
+  public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
+    switch output.light {
+    case .sysfs(let name): SysfsLED(directory: ledsDirectory + "/" + name)
+    case .inputLED(let code): InputDeviceLED(leds: inputLEDs, button: button, buttonName: buttonName, code: code)
+    }
+  }
+}
+
+/// An LED class device (`/sys/class/leds/NAME`). Taking it saves its trigger (the
+/// bracketed word of `trigger`) and `brightness`, then sets the trigger `none`; on is
+/// `max_brightness`, off 0. Releasing writes the brightness back and then the trigger
+/// (in that order: writing brightness 0 would remove a trigger restored first).
+public final class SysfsLED: FeedbackLight {
+  public let directory: String
+  public var label: String { directory }
+  private var saved: (trigger: String?, brightness: String)?
+  private var maximum = "1"
+
+  public init(directory: String) { self.directory = directory }
+
+  /// The active trigger of a `trigger` file's text: `none timer [heartbeat]` → heartbeat.
+  /// nil when none is bracketed (a driver without triggers).
+  public static func activeTrigger(_ text: String) -> String? {
+    for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+    where word.hasPrefix("[") && word.hasSuffix("]") && word.count > 2 {
+      return String(word.dropFirst().dropLast())
+    }
+    return nil
+  }
+
+  public func set(_ on: Bool) throws(FeedbackLightError) {
+    if saved == nil {
+      let trigger = SysfsLED.activeTrigger(try read("trigger"))
+      let brightness = try read("brightness").trimmingSpaces
+      maximum = try read("max_brightness").trimmingSpaces
+      if trigger != "none" && trigger != nil { try write("trigger", "none") }
+      saved = (trigger, brightness)
+    }
+    try write("brightness", on ? maximum : "0")
+  }
+
+  public func release() throws(FeedbackLightError) {
+    guard let saved else { return }
+    self.saved = nil
+    try write("brightness", saved.brightness)
+    if let trigger = saved.trigger, trigger != "none" { try write("trigger", trigger) }
+  }
+
+  private func read(_ attribute: String) throws(FeedbackLightError) -> String {
+    let (text, error) = EngineEffects.readFile(directory + "/" + attribute)
+    guard let text else { throw FeedbackLightError(error ?? "cannot read \(directory)/\(attribute)") }
+    return text
+  }
+
+  private func write(_ attribute: String, _ value: String) throws(FeedbackLightError) {
+    if let error = EngineEffects.writeFile(directory + "/" + attribute, value) { throw FeedbackLightError(error) }
+  }
+}
+
+/// An LED of the device a button is bound to (`EV_LED`). Taking it reads the LED's state
+/// on that device (`EVIOCGLED`); releasing writes it back to that device, if it is still
+/// open (a device that went away took its LED with it), whichever button it serves by
+/// then. When the button moved to another device, that one is taken anew.
+public final class InputDeviceLED: FeedbackLight {
+  public let button: Int
+  public let code: UInt16
+  public let label: String
+  private weak var leds: (any ButtonDeviceLEDs)?
+  private var saved: (device: String, on: Bool)?
+
+  public init(leds: (any ButtonDeviceLEDs)?, button: Int, buttonName: String, code: UInt16) {
+    self.leds = leds
+    self.button = button
+    self.code = code
+    label = "\(LEDCodes.name(of: code) ?? "LED \(code)") of button \(buttonName)'s device"
+  }
+
+  /// While the button has no device there is no LED to show: nothing is written and
+  /// nothing fails (the driver shows the state again when a device appears).
+  public func set(_ on: Bool) throws(FeedbackLightError) {
+    guard let leds, let device = leds.ledDevice(forButton: button) else { return }
+    do {
+      if let saved, saved.device != device, leds.isOpen(device: saved.device) {
+        try leds.setLED(device: saved.device, code: code, on: saved.on)
+      }
+      if saved?.device != device { saved = (device, try leds.isLEDOn(device: device, code: code)) }
+      try leds.setLED(device: device, code: code, on: on)
+    } catch {
+      throw FeedbackLightError(error.description)
+    }
+  }
+
+  public func release() throws(FeedbackLightError) {
+    guard let saved else { return }
+    self.saved = nil
+    guard let leds, leds.isOpen(device: saved.device) else { return }
+    do {
+      try leds.setLED(device: saved.device, code: code, on: saved.on)
+    } catch {
+      throw FeedbackLightError(error.description)
+    }
+  }
+}
+
+/// A recording fake of the lights, for daemon tests: every write of every light, in
+/// order, as `"<label> on|off|release"`, and lights that fail on demand.
+public final class RecordingFeedbackLights: FeedbackLightFactory {
+  /// Every write so far.
+  public private(set) var writes: [String] = []
+  /// Labels of lights whose writes fail (an LED that went away).
+  public var failing: Set<String> = []
+
+  public init() {}
+
+  /// A recorded light's label: `led LED_CAPSL@action`, `sysfs ACT@action`.
+  public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
+    Light(label: "\(output.light)@\(buttonName)", owner: self)
+  }
+
+  private final class Light: FeedbackLight {
+    let label: String
+    unowned let owner: RecordingFeedbackLights
+    var taken = false
+    init(label: String, owner: RecordingFeedbackLights) {
+      self.label = label
+      self.owner = owner
+    }
+    func set(_ on: Bool) throws(FeedbackLightError) {
+      owner.writes.append("\(label) \(on ? "on" : "off")")
+      if owner.failing.contains(label) { throw FeedbackLightError("no such device") }
+      taken = true
+    }
+    func release() throws(FeedbackLightError) {
+      guard taken else { return }
+      taken = false
+      owner.writes.append("\(label) release")
+    }
+  }
+}
+
+extension String {
+  /// Without the spaces and newline a sysfs attribute ends with.
+  fileprivate var trimmingSpaces: String {
+    var s = Substring(self)
+    while let last = s.last, last == "\n" || last == " " { s = s.dropLast() }
+    while let first = s.first, first == " " { s = s.dropFirst() }
+    return String(s)
+  }
+}

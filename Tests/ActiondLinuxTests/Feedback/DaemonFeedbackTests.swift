@@ -1,0 +1,193 @@
+import ActiondCore
+import Glibc
+import Testing
+
+@testable import ActiondLinux
+
+/// The daemon in this process on recording fakes (as in DaemonWiringTests), with feedback
+/// outputs on `lights`: the engine's moments reach the lights through the real loop.
+private final class FeedbackDaemon {
+  let directory: TemporaryDirectory
+  let input = RecordingInputSource()
+  let runner = RecordingProcessRunner()
+  let log = RecordingLogSink()
+  let daemon: Daemon
+  let device = InputDeviceInfo(
+    syspath: "/sys/devices/virtual/input/input9", devnode: "/dev/input/event9", name: "test keys")
+
+  init(feedback: String, lights: any FeedbackLightFactory) throws {
+    directory = try TemporaryDirectory("actiond-feedback")
+    let config = try FeedbackDaemon.writeConfiguration(directory, feedback: feedback)
+    daemon = try Daemon(
+      settings: Daemon.Settings(configPath: config, logLevel: .debug, environment: [:]), input: input,
+      runner: runner, logSink: log, feedbackLights: lights)
+    try daemon.start()
+  }
+
+  /// Writes the configuration file with `feedback` as the button's outputs; its path.
+  @discardableResult
+  static func writeConfiguration(_ directory: TemporaryDirectory, feedback: String) throws -> String {
+    try directory.write(
+      "actiond.json",
+      """
+      {
+        socket: { path: "\(directory.file("actiond.sock"))" },
+        stateDirectory: "\(directory.file("state"))",
+        buttons: [ { name: "action", key: "KEY_PROG1", holdThresholdMs: 600, match: { devnode: "/dev/input/event9" },
+                     feedback: \(feedback) } ],
+        controls: [
+          { kind: "org.example.lamp", type: "toggle", displayName: "Lamp",
+            intent: { type: "exec", argv: ["/usr/bin/lamp"] }, value: { type: "store", initial: false } },
+        ],
+        assignments: { action: "org.example.lamp" },
+      }
+      """)
+  }
+
+  func plugIn(at time: MonotonicInstant) {
+    input.buttonDevices[0] = device
+    input.boundDevices = [BoundInputDevice(info: device, buttons: ["action"], grabbed: false)]
+    input.emit(.appeared(button: 0, device: device, isDown: false, at: time))
+    input.emit(.deviceBound(device, buttons: [0], grabbed: false, readOnly: false))
+  }
+
+  func turn(until what: String, _ condition: () -> Bool) throws {
+    let deadline = daemon.loop.now() + .seconds(30)
+    while !condition() {
+      guard daemon.loop.now() < deadline else {
+        throw DaemonHarnessError(
+          description: "timed out waiting for \(what); log:\n"
+            + log.records.map { "\($0.event ?? "-") \($0.message)" }.joined(separator: "\n"))
+      }
+      try daemon.loop.runOnce(until: daemon.loop.now() + .milliseconds(100))
+    }
+  }
+}
+
+@Suite struct DaemonFeedbackTests {
+  /// The keyboard example (Caps Lock as the tick) and the Pi example (ACT as the state
+  /// indicator) on one button: the hold writes the tick in the same loop turn that
+  /// decides the hold, the tick ends 60 ms later, the indicator follows the value, and
+  /// a stop gives every light back.
+  @Test func aHoldTicksOnTheConfiguredLEDAndTheIndicatorFollowsTheValue() throws {
+    let lights = RecordingFeedbackLights()
+    let wired = try FeedbackDaemon(
+      feedback: #"[{ led: "LED_CAPSL", on: ["held"] }, { sysfs: "ACT", indicator: true, on: ["failed"] }]"#,
+      lights: lights)
+    #expect(lights.writes == ["sysfs ACT@action off"], "the indicator shows the value read at start")
+    #expect(!wired.daemon.feedback.isTimerArmed)
+
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    #expect(lights.writes == ["sysfs ACT@action off"], "a press is not shown on these outputs")
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    // The loop turn that decided the hold (and started its command) wrote the tick.
+    #expect(lights.writes == ["sysfs ACT@action off", "led LED_CAPSL@action on"])
+    #expect(wired.daemon.feedback.isTimerArmed)
+    try wired.turn(until: "the tick's end") { lights.writes.count == 3 }
+    #expect(lights.writes.last == "led LED_CAPSL@action release")
+    #expect(!wired.daemon.feedback.isTimerArmed, "nothing shown, no timer")
+
+    wired.runner.complete(with: .exited(0))
+    try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
+    #expect(lights.writes.last == "sysfs ACT@action on", "the indicator shows the new value")
+
+    wired.daemon.shutdown(reason: "test")
+    #expect(lights.writes.suffix(1) == ["sysfs ACT@action release"])
+  }
+
+  /// A reload that leaves the outputs as they were leaves the lights alone (no flicker);
+  /// one that changes them gives the old lights back and starts the new ones at rest.
+  @Test func aReloadKeepsUnchangedOutputsAndGivesRemovedOnesBack() throws {
+    let lights = RecordingFeedbackLights()
+    let wired = try FeedbackDaemon(feedback: #"[{ sysfs: "ACT", indicator: true }]"#, lights: lights)
+    #expect(lights.writes == ["sysfs ACT@action off"])
+    wired.daemon.reloadConfiguration()
+    #expect(lights.writes == ["sysfs ACT@action off"], "unchanged: nothing written")
+    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ led: "LED_CAPSL", on: ["held"] }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(wired.log.records(event: "config-problem").isEmpty)
+    #expect(lights.writes == ["sysfs ACT@action off", "sysfs ACT@action release"])
+    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ sysfs: "ACT", indicator: true }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(lights.writes.last == "sysfs ACT@action off", "a new indicator shows the value the engine knows")
+  }
+
+  /// An `led` indicator of a button without a device shows nothing and logs nothing; the
+  /// device that appears shows the value at once, and is given back at the stop.
+  @Test func anInputLEDIndicatorShowsOnTheDeviceThatAppears() throws {
+    let leds = RecordingButtonLEDs()
+    let wired = try FeedbackDaemon(
+      feedback: #"[{ led: "LED_MISC", indicator: true }]"#, lights: LinuxFeedbackLights(inputLEDs: leds))
+    leds.device = nil
+    #expect(leds.calls.isEmpty)
+    leds.device = wired.device.syspath
+    wired.plugIn(at: wired.daemon.loop.now())
+    #expect(leds.calls == ["get LED_MISC", "set LED_MISC 0"])
+    wired.daemon.shutdown(reason: "test")
+    #expect(leds.calls.last == "set LED_MISC 1", "the LED's own state (lit) is back")
+    #expect(wired.log.records(event: "feedback-failed").isEmpty)
+  }
+
+  /// A light that cannot be written is logged once, not at every blink, and the hold
+  /// performs as if nothing happened.
+  @Test func aFailingLightIsLoggedOnceAndNeverStopsTheHold() throws {
+    let lights = RecordingFeedbackLights()
+    lights.failing = ["led LED_CAPSL@action"]
+    let wired = try FeedbackDaemon(feedback: #"[{ led: "LED_CAPSL" }]"#, lights: lights)
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    wired.runner.complete(with: .exited(1))
+    try wired.turn(until: "failed") { !wired.log.records(event: "failed").isEmpty }
+    try wired.turn(until: "the failure pattern") { lights.writes.filter { $0.hasSuffix(" off") }.count >= 3 }
+    let failures = wired.log.records(event: "feedback-failed")
+    #expect(failures.count == 1)
+    #expect(
+      failures.first?.message
+        == "button action: feedback on led LED_CAPSL@action failed: no such device (not logged again until it works)")
+    #expect(wired.runner.runs.count == 1)
+  }
+
+  /// The real sysfs light on a directory shaped like /sys/class/leds/ACT: the tick takes
+  /// it over (trigger none, max brightness) and gives it back (trigger and brightness).
+  @Test func theTickOnARealSysfsLEDRestoresItsTrigger() throws {
+    let leds = try TemporaryDirectory("actiond-leds")
+    try Daemon.makeDirectory(leds.file("ACT"))
+    _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
+    _ = try leds.write("ACT/brightness", "0\n")
+    _ = try leds.write("ACT/max_brightness", "1\n")
+    let wired = try FeedbackDaemon(
+      feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
+      lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
+    let read = { (name: String) in EngineEffects.readFile(leds.file("ACT/" + name)).text ?? "" }
+    #expect(read("trigger") == "none timer [heartbeat]\n", "nothing shown, nothing touched")
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(read("trigger") == "none")
+    #expect(read("brightness") == "1")
+    try wired.turn(until: "the tick's end") { read("trigger") == "heartbeat" }
+    #expect(read("brightness") == "0")
+    #expect(wired.log.records(event: "feedback-failed").isEmpty)
+  }
+}
+
+/// The LEDs of the button's device as the input manager would offer them: one device, whose
+/// LEDs start lit.
+private final class RecordingButtonLEDs: ButtonDeviceLEDs {
+  var device: String?
+  var calls: [String] = []
+  func ledDevice(forButton button: Int) -> String? { device }
+  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool {
+    calls.append("get \(LEDCodes.name(of: code) ?? "")")
+    return true
+  }
+  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError) {
+    calls.append("set \(LEDCodes.name(of: code) ?? "") \(on ? 1 : 0)")
+  }
+  func isOpen(device: String) -> Bool { device == self.device }
+}
