@@ -15,6 +15,9 @@ struct DeviceShape {
   var autorepeat: Bool
   var repeatDelay: TimeSpan?
   var repeatPeriod: TimeSpan?
+  /// EV_LED codes (LED_CAPSL, LED_MISC, ...); a device with LEDs reports what it is sent
+  /// (see ``Inbox``).
+  var leds: [UInt32] = []
 
   /// Like the device the kernel's gpio-keys driver registers for a GPIO button: BUS_HOST,
   /// 0001:0001 (the same id as the AT keyboard), no EV_REP.
@@ -63,6 +66,12 @@ final class VirtualDevice {
     if shape.autorepeat {
       try check(libevdev_enable_event_type(dev, UInt32(EV_REP)), "enable EV_REP")
     }
+    if !shape.leds.isEmpty {
+      try check(libevdev_enable_event_type(dev, UInt32(EV_LED)), "enable EV_LED")
+      for led in shape.leds {
+        try check(libevdev_enable_event_code(dev, UInt32(EV_LED), led, nil), "enable \(Names.ledName(led))")
+      }
+    }
   }
 
   deinit {
@@ -71,6 +80,13 @@ final class VirtualDevice {
   }
 
   var exists: Bool { uinput != nil }
+
+  /// The uinput descriptor, non-blocking, on which the kernel delivers what the device is
+  /// sent (its LED changes); nil for a device without LEDs or one that does not exist.
+  var inboxDescriptor: Int32? {
+    guard !shape.leds.isEmpty, let uinput else { return nil }
+    return libevdev_uinput_get_fd(uinput)
+  }
 
   /// Creates the kernel device; returns its device node.
   func create() throws -> String {
@@ -81,6 +97,12 @@ final class VirtualDevice {
       throw TestDevError.system("cannot create uinput device '\(shape.name)' (is the uinput module loaded?)", -rc)
     }
     uinput = created
+    if let fd = inboxDescriptor {
+      let flags = fcntl(fd, F_GETFL)
+      guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
+        throw TestDevError.system("cannot make the uinput descriptor non-blocking", errno)
+      }
+    }
     // The input core's software autorepeat starts at 250/33 ms; EV_REP events written to
     // uinput change the device's REP_DELAY/REP_PERIOD like EVIOCSREP would.
     if let delay = shape.repeatDelay { try write(type: EV_REP, code: REP_DELAY, value: Int32(delay.milliseconds)) }
@@ -189,7 +211,7 @@ struct CreateMode {
       case "--preset": preset = try cursor.value(for: argument)
       case "--rep", "--no-rep": overrides.append((argument, ""))
       case "--name", "--phys", "--uniq", "--bus", "--id", "--version", "--keys", "--add-keys", "--rep-delay",
-        "--rep-period":
+        "--rep-period", "--leds":
         overrides.append((argument, try cursor.value(for: argument)))
       case "--": commands += cursor.rest()
       default:
@@ -220,6 +242,7 @@ struct CreateMode {
       case "--no-rep": shape.autorepeat = false
       case "--rep-delay": shape.repeatDelay = try parseDuration(text)
       case "--rep-period": shape.repeatPeriod = try parseDuration(text)
+      case "--leds": shape.leds = try Self.ledList(text)
       default: preconditionFailure("option \(option) parsed above")
       }
     }
@@ -237,17 +260,29 @@ struct CreateMode {
     return keys
   }
 
+  static func ledList(_ text: String) throws -> [UInt32] {
+    let leds = try text.split(separator: ",").map { try Names.ledCode(String($0)) }
+    if leds.isEmpty { throw TestDevError.usage("empty LED list") }
+    return leds
+  }
+
   func run() throws {
     let device = try VirtualDevice(shape: shape)
     try create(device)
     if commands.isEmpty {
+      // Lines are read with read(2), not stdio, so that waiting for the next one also
+      // prints what the device receives meanwhile.
+      var input = LineReader(fd: 0)
       var lineNumber = 0
-      while let line = readLine(strippingNewline: true) {
-        lineNumber += 1
-        do {
-          if let command = try ScriptCommand.parse(line) { try execute(command, on: device) }
-        } catch {
-          throw TestDevError.failed("stdin line \(lineNumber): \(error)")
+      while !input.atEnd {
+        Inbox.wait(device: device, until: nil, orReadable: 0)
+        for line in input.read() {
+          lineNumber += 1
+          do {
+            if let command = try ScriptCommand.parse(line) { try execute(command, on: device) }
+          } catch {
+            throw TestDevError.failed("stdin line \(lineNumber): \(error)")
+          }
         }
       }
     } else {
@@ -261,13 +296,16 @@ struct CreateMode {
   private func create(_ device: VirtualDevice) throws {
     let node = try device.create()
     let keys = shape.keys.map(Names.keyName).joined(separator: ",")
+    let leds = shape.leds.isEmpty ? "" : " leds=" + shape.leds.map(Names.ledName).joined(separator: ",")
     emit(
       "created \(node) syspath=\(device.syspath) name=\"\(shape.name)\" bus=\(Names.busName(shape.bus))"
         + " id=\(Names.hex4(shape.vendor)):\(Names.hex4(shape.product)) rep=\(shape.autorepeat ? "yes" : "no")"
-        + " keys=\(keys)")
+        + " keys=\(keys)\(leds)")
   }
 
   private func destroy(_ device: VirtualDevice) {
+    // What the device was sent up to now is printed before it goes.
+    if let inbox = device.inboxDescriptor { Inbox.drain(fd: inbox) }
     let stamp = monotonicNow()
     device.destroy()
     emit("destroyed \(formatTimestamp(stamp))")
@@ -287,16 +325,16 @@ struct CreateMode {
       let downAt = try device.key(key, value: 1)
       // Print after the release so printing cannot delay it; the hold is measured from the
       // press's own timestamp, not from when the sleep began.
-      sleep(until: downAt + hold)
+      Inbox.wait(device: device, until: downAt + hold)
       let upAt = try device.key(key, value: 0)
       sent(downAt, key, 1)
       sent(upAt, key, 0)
     case .sleep(let span):
-      sleep(until: monotonicNow() + span)
+      Inbox.wait(device: device, until: monotonicNow() + span)
     case .repeat(let key, let count, let every):
       let start = monotonicNow()
       for i in 0..<count {
-        sleep(until: start + TimeSpan(nanoseconds: every.nanoseconds * Int64(i + 1)))
+        Inbox.wait(device: device, until: start + TimeSpan(nanoseconds: every.nanoseconds * Int64(i + 1)))
         sent(try device.key(key, value: 2), key, 2)
       }
     case .destroy:

@@ -18,6 +18,19 @@ enum Names {
     codeName(type: UInt32(EV_KEY), code: code)
   }
 
+  /// LED_CAPSL, or the short form "capsl".
+  static func ledCode(_ name: String) throws -> UInt32 {
+    for candidate in [name, "LED_" + name.uppercased()] {
+      let code = libevdev_event_code_from_name(UInt32(EV_LED), candidate)
+      if code >= 0 { return UInt32(code) }
+    }
+    throw TestDevError.usage("unknown LED '\(name)' (expected a kernel name like LED_CAPSL)")
+  }
+
+  static func ledName(_ code: UInt32) -> String {
+    codeName(type: UInt32(EV_LED), code: code)
+  }
+
   static func typeName(_ type: UInt32) -> String {
     guard let name = libevdev_event_type_get_name(type) else { return "type\(type)" }
     return String(cString: name)

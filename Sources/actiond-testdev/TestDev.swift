@@ -4,6 +4,7 @@
 //
 //   actiond-testdev create [OPTIONS] [COMMAND ...]     (commands from stdin when none are given)
 //   actiond-testdev read (DEVNODE | --name NAME) [--timeout D] [--count N] [--wait D] [--grab]
+//   actiond-testdev set-led DEVNODE LED 0|1
 //   actiond-testdev list
 //
 // Every timestamp printed is CLOCK_MONOTONIC in seconds with microseconds, the clock actiond
@@ -25,6 +26,8 @@ struct TestDev {
         try CreateMode(arguments: arguments).run()
       case "read":
         exit(try ReadMode(arguments: arguments).run())
+      case "set-led":
+        try SetLEDMode(arguments: arguments).run()
       case "list":
         try listDevices()
       case "-h", "--help", "help":
@@ -59,17 +62,23 @@ struct TestDev {
             --name NAME  --phys PHYS  --uniq UNIQ  --bus usb|host|bluetooth|i8042|virtual|0xNN
             --id VVVV:PPPP  --version 0xNNNN  --keys K1,K2,...  (replaces the preset's keys)
             --add-keys K1,...  --rep | --no-rep  --rep-delay D  --rep-period D
+            --leds L1,...  EV_LED codes (LED_CAPSL or capsl): the device prints every LED
+                           change it is sent, as the kernel delivers it to the uinput fd
           commands:
             down KEY | up KEY | press KEY DURATION | sleep DURATION
             repeat KEY N every DURATION     (N autorepeat events, value 2)
             destroy | recreate | echo TEXT
           durations: 700ms, 1.5s, 250us.  keys: KEY_PROG1, BTN_0, or prog1.
-          prints: "created DEVNODE ...", "sent SEC.USEC EV_KEY KEY VALUE", "destroyed SEC.USEC".
+          prints: "created DEVNODE ...", "sent SEC.USEC EV_KEY KEY VALUE", "destroyed SEC.USEC",
+            and with --leds "led SEC.USEC LED VALUE" for each LED change the device receives
+            (the kernel's stamp; writing an LED's current value delivers nothing).
         actiond-testdev read (DEVNODE | --name NAME) [--timeout D] [--count N] [--wait D] [--grab]
             Prints "opened DEVNODE ...", then "event SEC.USEC TYPE CODE VALUE" for every event
             but SYN_REPORT; ends with "timeout" after D without events (default 10s), "count"
             after N key events, or "gone SEC.USEC" when the device disappears. --wait D waits
             up to D for the device to appear (default 5s). --grab takes the device exclusively.
+        actiond-testdev set-led DEVNODE LED 0|1
+            Writes EV_LED LED and SYN_REPORT to DEVNODE; prints "set-led SEC.USEC DEVNODE LED VALUE".
         actiond-testdev list
             One line per /dev/input/event* device: node, name, bus, id, EV_REP, key count.
       """

@@ -1,4 +1,5 @@
 import ActiondCore
+import Glibc
 import Testing
 
 @testable import actiond_testdev
@@ -86,6 +87,53 @@ import Testing
     for bad in [[], ["--count", "0", "/dev/input/event0"], ["/dev/a", "/dev/b"], ["--timeout"]] {
       #expect(throws: TestDevError.self, "\(bad)") { try ReadMode(arguments: bad) }
     }
+  }
+
+  @Test func ledNamesLongAndShort() throws {
+    #expect(try Names.ledCode("LED_CAPSL") == 1)
+    #expect(try Names.ledCode("capsl") == 1)
+    #expect(try Names.ledCode("LED_MISC") == 8)
+    #expect(Names.ledName(8) == "LED_MISC")
+    #expect(throws: TestDevError.self) { try Names.ledCode("LED_CAPS") }
+    let device = try CreateMode(arguments: ["--leds", "capsl,LED_MISC"])
+    #expect(device.shape.leds == [1, 8])
+    #expect(try CreateMode(arguments: []).shape.leds.isEmpty)
+    for bad in [["--leds", ""], ["--leds", "LED_NOPE"], ["--leds"]] {
+      #expect(throws: TestDevError.self, "\(bad)") { try CreateMode(arguments: bad) }
+    }
+  }
+
+  /// What a scenario reads: the kernel's stamp of each LED change the device was sent.
+  @Test func receivedEventLines() {
+    let at = MonotonicInstant(nanoseconds: 7_000_042_000)
+    #expect(Inbox.line(type: 0x11, code: 1, value: 1, at: at) == "led 7.000042 LED_CAPSL 1")
+    #expect(Inbox.line(type: 0x11, code: 8, value: 0, at: at) == "led 7.000042 LED_MISC 0")
+    #expect(Inbox.line(type: 0x12, code: 1, value: 1, at: at) == "received 7.000042 EV_SND SND_BELL 1")
+  }
+
+  @Test func setLEDArguments() throws {
+    let mode = try SetLEDMode(arguments: ["/dev/input/event3", "capsl", "1"])
+    #expect(mode.node == "/dev/input/event3" && mode.led == 1 && mode.value == 1)
+    for bad in [["/dev/input/event3", "capsl"], ["/dev/input/event3", "capsl", "2"], ["/dev/x", "LED_NOPE", "0"]] {
+      #expect(throws: TestDevError.self, "\(bad)") { try SetLEDMode(arguments: bad) }
+    }
+  }
+
+  /// The device script arrives in pieces: a line is run once it is complete, the last one
+  /// also without a newline.
+  @Test func scriptLinesFromPieces() throws {
+    var reader = LineReader(fd: -1)
+    #expect(reader.lines(adding: Array("down KEY_PROG1\nup KE".utf8)) == ["down KEY_PROG1"])
+    #expect(reader.lines(adding: Array("Y_PROG1\n\necho x".utf8)) == ["up KEY_PROG1", ""])
+    var fds: [Int32] = [0, 0]
+    #expect(pipe(&fds) == 0)
+    var piped = LineReader(fd: fds[0])
+    _ = "a\nb".withCString { write(fds[1], $0, 3) }
+    #expect(piped.read() == ["a"])
+    close(fds[1])
+    #expect(piped.read() == ["b"])
+    #expect(piped.atEnd)
+    close(fds[0])
   }
 
   @Test func timestampsPrintMicroseconds() {

@@ -174,6 +174,43 @@ hold_ms() {
   echo $(((_up - _down) / 1000))
 }
 
+# --- LEDs (the `led SEC.USEC LED VALUE` lines of a device created with --leds) -------------
+#
+# A uinput device receives every change of its LEDs on its uinput descriptor, stamped by the
+# kernel (CLOCK_MONOTONIC) when the input core passed it on; `actiond-testdev create --leds`
+# prints each. The input core passes changes only: writing an LED's current value shows
+# nothing, so a sequence of values alternates.
+
+# led_time_us FILE LED VALUE [NTH]: the stamp (microseconds) of the NTH (default 1st) change
+# of LED (LED_CAPSL) to VALUE in FILE; empty when there is none.
+led_time_us() {
+  awk -v led="$2" -v value="$3" -v nth="${4:-1}" '
+    $1 == "led" && $3 == led && $4 == value {
+      if (++seen == nth) { split($2, t, "."); sub(/^0+/, "", t[2]); printf "%d%06d\n", t[1], t[2]; exit }
+    }' "$1"
+}
+
+# led_values FILE LED: the values LED took, in order, space-separated ("1 0 1 0").
+led_values() {
+  awk -v led="$2" '$1 == "led" && $3 == led { printf "%s%s", sep, $4; sep = " " } END { print "" }' "$1"
+}
+
+# expect_led_values FILE LED VALUES: LED took exactly VALUES ("1 0"), in order.
+expect_led_values() {
+  _got=$(led_values "$1" "$2")
+  [ "$_got" = "$3" ] || { grep '^led ' "$1"; fail "$2 took '$_got', expected '$3'"; }
+}
+
+# wait_led_count FILE LED N [TIMEOUT_MS]: until LED changed N times.
+wait_led_count() {
+  wait_count "$1" "^led [0-9.]+ $2 [01]\$" "$3" "${4:-$WAIT_MS}"
+}
+
+# led_trigger NAME: the active trigger of LED class device NAME (the bracketed word).
+led_trigger() {
+  sed -n 's/.*\[\([^]]*\)\].*/\1/p' "/sys/class/leds/$1/trigger"
+}
+
 # --- processes -----------------------------------------------------------------------------
 
 # spawn LOG COMMAND ARGS...: runs COMMAND in the background, stdout and stderr to LOG, and sets

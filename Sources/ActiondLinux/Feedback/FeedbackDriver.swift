@@ -93,12 +93,15 @@ final class FeedbackDriver {
     for action in actions where action.output < lights.count {
       let light = lights[action.output]
       do {
+        let wrote: Bool
         switch action.write {
-        case .on: try light.set(true)
-        case .off: try light.set(false)
-        case .release: try light.release()
+        case .on: wrote = try light.set(true)
+        case .off: wrote = try light.set(false)
+        case .release: wrote = try light.release()
         }
-        if failing.remove(action.output) != nil {
+        // Only a write that went through shows the light works again: the rest after a
+        // failed take (a release of a light never taken) writes nothing.
+        if wrote, failing.remove(action.output) != nil {
           logger.info("feedback on \(light.label) works again", event: "feedback-recovered")
         }
       } catch {

@@ -11,13 +11,18 @@ public struct FeedbackLightError: Error, CustomStringConvertible, Sendable, Equa
 
 /// One light a feedback output drives. It is taken over at the first ``set(_:)``, saving
 /// what it showed, and given back with ``release()``, restoring that.
+///
+/// Both return whether they wrote to the light: only a write that went through shows that
+/// a failing light works again (a release of a light never taken writes nothing).
 public protocol FeedbackLight: AnyObject {
   /// What logs call it: `/sys/class/leds/ACT`, `LED_CAPSL of button action's device`.
   var label: String { get }
-  /// Shows on or off, taking the light first when it is not taken yet.
-  func set(_ on: Bool) throws(FeedbackLightError)
-  /// Restores what the light showed before it was taken; nothing when it is not taken.
-  func release() throws(FeedbackLightError)
+  /// Shows on or off, taking the light first when it is not taken yet; false when there is
+  /// nothing to write to (an `led` output while its button has no device).
+  @discardableResult func set(_ on: Bool) throws(FeedbackLightError) -> Bool
+  /// Restores what the light showed before it was taken; nothing (false) when it is not
+  /// taken, or its device went away with it.
+  @discardableResult func release() throws(FeedbackLightError) -> Bool
 }
 
 /// Makes the light of each configured feedback output.
@@ -82,7 +87,7 @@ public final class SysfsLED: FeedbackLight {
     return nil
   }
 
-  public func set(_ on: Bool) throws(FeedbackLightError) {
+  @discardableResult public func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
     if saved == nil {
       let trigger = SysfsLED.activeTrigger(try read("trigger"))
       let brightness = try read("brightness").trimmingSpaces
@@ -91,13 +96,15 @@ public final class SysfsLED: FeedbackLight {
       saved = (trigger, brightness)
     }
     try write("brightness", on ? maximum : "0")
+    return true
   }
 
-  public func release() throws(FeedbackLightError) {
-    guard let saved else { return }
+  @discardableResult public func release() throws(FeedbackLightError) -> Bool {
+    guard let saved else { return false }
     self.saved = nil
     try write("brightness", saved.brightness)
     if let trigger = saved.trigger, trigger != "none" { try write("trigger", trigger) }
+    return true
   }
 
   private func read(_ attribute: String) throws(FeedbackLightError) -> String {
@@ -131,8 +138,8 @@ public final class InputDeviceLED: FeedbackLight {
 
   /// While the button has no device there is no LED to show: nothing is written and
   /// nothing fails (the driver shows the state again when a device appears).
-  public func set(_ on: Bool) throws(FeedbackLightError) {
-    guard let leds, let device = leds.ledDevice(forButton: button) else { return }
+  @discardableResult public func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
+    guard let leds, let device = leds.ledDevice(forButton: button) else { return false }
     do {
       if let saved, saved.device != device, leds.isOpen(device: saved.device) {
         try leds.setLED(device: saved.device, code: code, on: saved.on)
@@ -142,17 +149,19 @@ public final class InputDeviceLED: FeedbackLight {
     } catch {
       throw FeedbackLightError(error.description)
     }
+    return true
   }
 
-  public func release() throws(FeedbackLightError) {
-    guard let saved else { return }
+  @discardableResult public func release() throws(FeedbackLightError) -> Bool {
+    guard let saved else { return false }
     self.saved = nil
-    guard let leds, leds.isOpen(device: saved.device) else { return }
+    guard let leds, leds.isOpen(device: saved.device) else { return false }
     do {
       try leds.setLED(device: saved.device, code: code, on: saved.on)
     } catch {
       throw FeedbackLightError(error.description)
     }
+    return true
   }
 }
 
@@ -179,15 +188,17 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
       self.label = label
       self.owner = owner
     }
-    func set(_ on: Bool) throws(FeedbackLightError) {
+    func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
       owner.writes.append("\(label) \(on ? "on" : "off")")
       if owner.failing.contains(label) { throw FeedbackLightError("no such device") }
       taken = true
+      return true
     }
-    func release() throws(FeedbackLightError) {
-      guard taken else { return }
+    func release() throws(FeedbackLightError) -> Bool {
+      guard taken else { return false }
       taken = false
       owner.writes.append("\(label) release")
+      return true
     }
   }
 }

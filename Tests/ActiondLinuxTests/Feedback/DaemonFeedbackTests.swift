@@ -151,6 +151,56 @@ private final class FeedbackDaemon {
     #expect(wired.runner.runs.count == 1)
   }
 
+  /// A light that never worked is not "working again" at the rest after a press: its
+  /// release writes nothing (it was never taken). Found in the VM tier (scenario 51): a
+  /// sysfs LED that does not exist logged feedback-failed and feedback-recovered at every
+  /// press. Only a write that goes through is a recovery, and it is logged once.
+  @Test func aLightThatNeverWorkedIsLoggedOnceOverManyPresses() throws {
+    let lights = RecordingFeedbackLights()
+    lights.failing = ["led LED_CAPSL@action"]
+    let wired = try FeedbackDaemon(feedback: #"[{ led: "LED_CAPSL", on: ["pressed"] }]"#, lights: lights)
+    wired.plugIn(at: wired.daemon.loop.now())
+    func shortPress() {
+      let now = wired.daemon.loop.now()
+      wired.input.emit(.key(button: 0, value: 1, at: now))
+      wired.input.emit(.key(button: 0, value: 0, at: now + .milliseconds(50)))
+    }
+    shortPress()
+    shortPress()
+    shortPress()
+    #expect(lights.writes == ["led LED_CAPSL@action on", "led LED_CAPSL@action on", "led LED_CAPSL@action on"])
+    #expect(wired.log.records(event: "feedback-failed").count == 1)
+    #expect(wired.log.records(event: "feedback-recovered").isEmpty)
+
+    lights.failing = []
+    shortPress()
+    #expect(lights.writes.suffix(2) == ["led LED_CAPSL@action on", "led LED_CAPSL@action release"])
+    #expect(wired.log.records(event: "feedback-recovered").count == 1)
+    shortPress()
+    #expect(wired.log.records(event: "feedback-recovered").count == 1)
+    #expect(wired.log.records(event: "feedback-failed").count == 1)
+  }
+
+  /// The same on the real sysfs light: an LED class device that does not exist fails at
+  /// every press, and is logged once.
+  @Test func aMissingSysfsLEDIsLoggedOnceOverManyPresses() throws {
+    let leds = try TemporaryDirectory("actiond-leds")
+    let wired = try FeedbackDaemon(
+      feedback: #"[{ sysfs: "input999::capslock", on: ["pressed", "held"] }]"#,
+      lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
+    wired.plugIn(at: wired.daemon.loop.now())
+    for _ in 0..<3 {
+      let now = wired.daemon.loop.now()
+      wired.input.emit(.key(button: 0, value: 1, at: now))
+      wired.input.emit(.key(button: 0, value: 0, at: now + .milliseconds(50)))
+    }
+    let failures = wired.log.records(event: "feedback-failed")
+    #expect(failures.count == 1)
+    #expect(
+      failures.first?.message.hasPrefix("button action: feedback on \(leds.path)/input999::capslock failed: ") == true)
+    #expect(wired.log.records(event: "feedback-recovered").isEmpty)
+  }
+
   /// The real sysfs light on a directory shaped like /sys/class/leds/ACT: the tick takes
   /// it over (trigger none, max brightness) and gives it back (trigger and brightness).
   @Test func theTickOnARealSysfsLEDRestoresItsTrigger() throws {
