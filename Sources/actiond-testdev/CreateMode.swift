@@ -270,13 +270,10 @@ struct CreateMode {
     let device = try VirtualDevice(shape: shape)
     try create(device)
     if commands.isEmpty {
-      // Lines are read with read(2), not stdio, so that waiting for the next one also
-      // prints what the device receives meanwhile.
       var input = LineReader(fd: 0)
       var lineNumber = 0
-      while !input.atEnd {
-        Inbox.wait(device: device, until: nil, orReadable: 0)
-        for line in input.read() {
+      while let lines = nextLines(&input, device) {
+        for line in lines {
           lineNumber += 1
           do {
             if let command = try ScriptCommand.parse(line) { try execute(command, on: device) }
@@ -291,6 +288,16 @@ struct CreateMode {
       }
     }
     if device.exists { destroy(device) }
+  }
+
+  /// The next lines of the script on stdin; nil at its end. A device with LEDs reads them
+  /// with read(2), not stdio, so that waiting for the next one also prints what the device
+  /// receives meanwhile; one without reads them as it always did.
+  private func nextLines(_ input: inout LineReader, _ device: VirtualDevice) -> [String]? {
+    guard !shape.leds.isEmpty else { return readLine(strippingNewline: true).map { [$0] } }
+    if input.atEnd { return nil }
+    Inbox.wait(device: device, until: nil, orReadable: 0)
+    return input.read()
   }
 
   private func create(_ device: VirtualDevice) throws {
