@@ -12,12 +12,12 @@
 //                                        just before it)
 //   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
 //                                          press COUNT HOLD_MS GAP_MS [TAG]   presses; after
-//                                            each, "TAG <kernel ts ns>" of its key-down goes to
-//                                            OUT (TAG: down)
+//                                            each, "TAG <kernel ts ns>" of its key-down and
+//                                            "TAG-up <ns>" of its key-up go to OUT (TAG: down)
 //                                          double COUNT FIRST_MS GAP_MS SECOND_MS PAUSE_MS
 //                                            double presses (down, up, down, up, pause); after
-//                                            each, "first <ns>" and "second <ns>": the kernel
-//                                            stamps of its two key-downs
+//                                            each, "first", "first-up", "second", "second-up"
+//                                            <ns>: the kernel stamps of its four key events
 //                                          blast PRESSES SOCK           press/release pairs as
 //                                            fast as actiond at SOCK announces them: at most
 //                                            8 presses ahead of its `released` events, so no
@@ -252,6 +252,8 @@ static int cmd_device(int argc, char **argv) {
           for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
             if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 1) {
               fprintf(out, "%s %lld\n", tag, (long long)event_ns(&ev[k]));
+            } else if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 0) {
+              fprintf(out, "%s-up %lld\n", tag, (long long)event_ns(&ev[k]));
             }
           }
         }
@@ -272,11 +274,13 @@ static int cmd_device(int argc, char **argv) {
         sleep_until(t + (int64_t)(hold + gap + second + pause) * 1000000);
         struct input_event ev[16];
         ssize_t n;
-        int downs = 0;
+        int downs = 0, ups = 0;
         while ((n = read(self, ev, sizeof ev)) > 0) {
           for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
             if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 1) {
               fprintf(out, "%s %lld\n", downs++ % 2 ? "second" : "first", (long long)event_ns(&ev[k]));
+            } else if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 0) {
+              fprintf(out, "%s %lld\n", ups++ % 2 ? "second-up" : "first-up", (long long)event_ns(&ev[k]));
             }
           }
         }
