@@ -448,14 +448,17 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
     # Which double and short presses are what they were meant to be, by the kernel's stamps.
     valid_second, valid_short, disturbed = set(), {"Plain": set(), "Double": set()}, {"Plain": 0, "Double": 0}
     for button, presses in (("Plain", plain), ("Double", double)):
+        def opens_window(j):
+            """Whether press j, released before the threshold, may begin a double press."""
+            return j >= 0 and presses[j][2] is not None and presses[j][2] - presses[j][1] < hold_ns + margin
         for i, (tag, down, up) in enumerate(presses):
-            prev_up = presses[i - 1][2] if i else None
+            prev_up = presses[i - 1][2] if i and opens_window(i - 1) else None
             nxt = presses[i + 1][1] if i + 1 < len(presses) else None
             apart_before = prev_up is None or down - prev_up > window_ns + margin
             short = up is not None and up - down < hold_ns - margin
             if tag == "second":
                 first = presses[i - 1]
-                before = presses[i - 2][2] if i >= 2 else None
+                before = presses[i - 2][2] if i >= 2 and opens_window(i - 2) else None
                 ok = (first[0] == "first" and first[2] is not None and first[2] - first[1] < hold_ns - margin
                       and down - first[2] < window_ns - margin
                       and (before is None or first[1] - before > window_ns + margin))
@@ -978,15 +981,15 @@ def gesture_rows(vmr):
     """Summary rows of 05-gestures: the double press's command start, the holds of the two
     buttons (hold only / + doublePress) side by side, and what the window costs a short press."""
     p = lambda k, q: vmr["series"].get(k, {}).get(q)  # noqa: E731
-    if not p("gDoubleCommand", "n"):
+    if not p("gPlainHeld", "n"):
         return []
     rows = []
     d, h = p("gDoubleCommand", "p50"), p("gDoubleHoldCommand", "p50")
-    over = d - h - COMMAND_MARGIN
-    rows.append(f"| double press: command start after the second key-down, p50 (p99) | {ms(d)} ms "
+    over = d - h - COMMAND_MARGIN if None not in (d, h) else 0
+    rows += [] if None in (d, h) else [f"| double press: command start after the second key-down, p50 (p99) | {ms(d)} ms "
                 f"({ms(p('gDoubleCommand', 'p99'))}) | the same button's hold: command start after its deadline p50 "
                 f"{ms(h)} ms (gap {gap(d - h)}) | ≤ the hold's + {COMMAND_MARGIN / 1e6:g} ms (p50) | "
-                f"{verdict(over <= 0, f'{ms(over)} ms over the hold + {COMMAND_MARGIN / 1e6:g} ms')} |")
+                f"{verdict(over <= 0, f'{ms(over)} ms over the hold + {COMMAND_MARGIN / 1e6:g} ms')} |"]
     for label, plain, double in GESTURE_COMPARED:
         a50, a99, b50, b99 = p(plain, "p50"), p(plain, "p99"), p(double, "p50"), p(double, "p99")
         n50, n99 = p(plain + "B", "p50"), p(plain + "B", "p99")
@@ -1024,7 +1027,7 @@ def gesture_rows(vmr):
 def gesture_section(vmr):
     """The section of 05-gestures."""
     series = vmr["series"]
-    if not series.get("gDoubleCommand", {}).get("n"):
+    if not series.get("gPlainHeld", {}).get("n"):
         return []
     p = lambda k, q: series.get(k, {}).get(q)  # noqa: E731
     g = vmr.get("gestures", {})
@@ -1037,10 +1040,22 @@ def gesture_section(vmr):
         f"05-gestures.sh): the same holds as above on each ({p('gPlainHeld', 'n')} per button) in blocks of "
         f"{g.get('block', GESTURE_BLOCK)} alternating hold-only, +doublePress, +doublePress, hold-only, …, so both see "
         f"the same guest at the same time; then {g.get('doubles')} double presses (40 ms down, 80 ms up, 40 ms down, "
-        f"120 ms up: the second key-down {gaps[0]:.1f}–{gaps[1]:.1f} ms after the first by the kernel's stamps), each command paired by its ACTIOND_PRESS_TIME, which for a "
+        f"350 ms up: the second key-down {gaps[0]:.1f}–{gaps[1]:.1f} ms after the first by the kernel's stamps), "
+        "each command paired by its ACTIOND_PRESS_TIME, which for a "
         f"double press is the second key-down's kernel stamp; then {p('gDoubleReleased', 'n')} short presses on "
         "each button. The hold-only button's own odd and even blocks (A, B) show how much two halves of one "
         "configuration differ: the noise against which the gap between the buttons is read.",
+        "",
+        f"By the kernel's stamps {g.get('validDoubles', '?')} of the {g.get('doubles')} double presses were what "
+        "the device tool meant (first press shorter than the threshold, second key-down within the window, a "
+        "window apart from the press before)"
+        + ("; guest stalls (the tool writing a key event late) stretched or shrank "
+           + ", ".join(f"{v} double or short press(es) on the {'hold-only' if k == 'Plain' else 'doublePress'} button"
+                       for k, v in g.get("disturbed", {}).items() if v)
+           + ": left out, with what they performed ("
+           + (", ".join(f"{v} `{k}` command(s)" for k, v in g.get("leftOut", {}).items()) or "nothing") + ")"
+           if any(g.get("disturbed", {}).values()) else "; none was disturbed by a guest stall")
+        + ". Every doublePress command is paired with its own second key-down.",
         "",
         *table(["gDoubleCommand", "gDoublePressedEvent", "gPlainPressed", "gDoublePressed", "gPlainHeld", "gDoubleHeld",
                 "gPlainCommand", "gDoubleHoldCommand", "gPlainReleased", "gDoubleReleased"], series),
