@@ -446,7 +446,8 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
     records = need("gestures-rec.log")
     problems = []
     # Which double and short presses are what they were meant to be, by the kernel's stamps.
-    valid_second, valid_short, disturbed = set(), {"Plain": set(), "Double": set()}, {"Plain": 0, "Double": 0}
+    valid_second, disturbed = set(), {"Plain": 0, "Double": 0}
+    valid_short, valid_hold = {"Plain": set(), "Double": set()}, {"Plain": set(), "Double": set()}
     for button, presses in (("Plain", plain), ("Double", double)):
         def opens_window(j):
             """Whether press j, released before the threshold, may begin a double press."""
@@ -456,7 +457,13 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
             nxt = presses[i + 1][1] if i + 1 < len(presses) else None
             apart_before = prev_up is None or down - prev_up > window_ns + margin
             short = up is not None and up - down < hold_ns - margin
-            if tag == "second":
+            if tag == "down":
+                if (up is not None and up - down > hold_ns + margin
+                        and (button == "Plain" or apart_before)):
+                    valid_hold[button].add(down)
+                else:
+                    disturbed[button] += 1
+            elif tag == "second":
                 first = presses[i - 1]
                 before = presses[i - 2][2] if i >= 2 and opens_window(i - 2) else None
                 ok = (first[0] == "first" and first[2] is not None and first[2] - first[1] < hold_ns - margin
@@ -472,8 +479,9 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
                     valid_short[button].add(down)
                 else:
                     disturbed[button] += 1
-    hold_downs = {b: {d for t, d, _ in pr if t == "down"} for b, pr in (("Plain", plain), ("Double", double))}
-    others = {b: {d // 1000 for t, d, _ in pr if t != "down"} for b, pr in (("Plain", plain), ("Double", double))}
+    hold_downs = valid_hold
+    others = {b: {d // 1000 for _, d, _ in pr} - {d // 1000 for d in valid_hold[b]}
+              for b, pr in (("Plain", plain), ("Double", double))}
     left_out = {}
 
     def keep(tag, button, allowed_us):
@@ -496,8 +504,10 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
                    if e[0] == "pressed" and int(e[1]) * 1000 in mine]
         deadlines = {d for _, d, _ in pressed}
         held = [(int(e[1]) * 1000, int(e[3])) for e in events if e[0] == "held" and int(e[1]) * 1000 in deadlines]
-        if len(pressed) != len(downs) or len(held) != len(downs):
-            problems.append(f"{button}: {len(downs)} holds, {len(pressed)} `pressed`, {len(held)} `held`")
+        for what, got in (("pressed", pressed), ("held", held)):
+            if len(got) != len(downs):
+                MISSED[f"gestures: {button} `{what}`"] = {"starts": len(downs), "ends": len(got),
+                                                         "missed": len(downs) - len(got)}
         block = {d: (i // GESTURE_BLOCK) % 2 for i, d in enumerate(downs)}
         series[f"g{button}Pressed"] = [recv - t for t, _, recv in pressed]
         series[f"g{button}Held"] = [recv - d for d, recv in held]
@@ -1048,9 +1058,10 @@ def gesture_section(vmr):
         "",
         f"By the kernel's stamps {g.get('validDoubles', '?')} of the {g.get('doubles')} double presses were what "
         "the device tool meant (first press shorter than the threshold, second key-down within the window, a "
-        "window apart from the press before)"
+        "window apart from the press before; likewise every hold longer than the threshold, every short press "
+        "shorter)"
         + ("; guest stalls (the tool writing a key event late) stretched or shrank "
-           + ", ".join(f"{v} double or short press(es) on the {'hold-only' if k == 'Plain' else 'doublePress'} button"
+           + ", ".join(f"{v} press(es) on the {'hold-only' if k == 'Plain' else 'doublePress'} button"
                        for k, v in g.get("disturbed", {}).items() if v)
            + ": left out, with what they performed ("
            + (", ".join(f"{v} `{k}` command(s)" for k, v in g.get("leftOut", {}).items()) or "nothing") + ")"
