@@ -16,7 +16,8 @@ BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev stress-ng
 
 # BENCH_N: samples per VM figure; BENCH_IDLE_S: the idle window; BENCH_BLAST: presses
 # (twice as many key events) for the memory growth figure; BENCH_ABUSE_N: holds while 50
-# abusive clients hammer actiond's socket (0 skips them); BENCH_LOADED=0 skips the second
+# abusive clients hammer actiond's socket (0 skips them); BENCH_GESTURE_N: holds per button
+# and double presses of the gesture rows (0 skips them); BENCH_LOADED=0 skips the second
 # boot with one host core busy, BENCH_LOADED_N: its samples per figure.
 BENCH_N ?= 500
 BENCH_IDLE_S ?= 60
@@ -24,13 +25,14 @@ BENCH_BLAST ?= 50000
 BENCH_ABUSE_N ?= 200
 BENCH_LOADED ?= 1
 BENCH_LOADED_N ?= 200
+BENCH_GESTURE_N ?= 200
 
 .PHONY: bench-deps bench-peers
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
 bench-peers: bench-deps
-	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) BENCH_ABUSE_N=$(BENCH_ABUSE_N) \
+	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) BENCH_ABUSE_N=$(BENCH_ABUSE_N) BENCH_GESTURE_N=$(BENCH_GESTURE_N) \
 	  BENCH_LOADED=$(BENCH_LOADED) BENCH_LOADED_N=$(BENCH_LOADED_N) Tests/bench/run.sh
 
 # bench-abuse: only the socket-abuse figures on the host (also part of bench-peers' host

@@ -11,8 +11,13 @@
 //                                        alone, N times; prints "spawn <t0 ns>" per spawn (t0
 //                                        just before it)
 //   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
-//                                          press COUNT HOLD_MS GAP_MS   presses; after each,
-//                                            "down <kernel ts ns>" of its key-down goes to OUT
+//                                          press COUNT HOLD_MS GAP_MS [TAG]   presses; after
+//                                            each, "TAG <kernel ts ns>" of its key-down and
+//                                            "TAG-up <ns>" of its key-up go to OUT (TAG: down)
+//                                          double COUNT FIRST_MS GAP_MS SECOND_MS PAUSE_MS
+//                                            double presses (down, up, down, up, pause); after
+//                                            each, "first", "first-up", "second", "second-up"
+//                                            <ns>: the kernel stamps of its four key events
 //                                          blast PRESSES SOCK           press/release pairs as
 //                                            fast as actiond at SOCK announces them: at most
 //                                            8 presses ahead of its `released` events, so no
@@ -230,8 +235,9 @@ static int cmd_device(int argc, char **argv) {
 
   char line[512], sock[256];
   while (fgets(line, sizeof line, stdin)) {
-    int count, hold, gap;
-    if (sscanf(line, "press %d %d %d", &count, &hold, &gap) == 3) {
+    int count, hold, gap, second, pause;
+    char tag[32] = "down";
+    if (sscanf(line, "press %d %d %d %31s", &count, &hold, &gap, tag) >= 3) {
       for (int i = 0; i < count; i++) {
         int64_t t = now_ns();
         key(ui, 1);
@@ -245,7 +251,36 @@ static int cmd_device(int argc, char **argv) {
         while ((n = read(self, ev, sizeof ev)) > 0) {
           for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
             if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 1) {
-              fprintf(out, "down %lld\n", (long long)event_ns(&ev[k]));
+              fprintf(out, "%s %lld\n", tag, (long long)event_ns(&ev[k]));
+            } else if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 0) {
+              fprintf(out, "%s-up %lld\n", tag, (long long)event_ns(&ev[k]));
+            }
+          }
+        }
+      }
+      fflush(out);
+    } else if (sscanf(line, "double %d %d %d %d %d", &count, &hold, &gap, &second, &pause) == 5) {
+      // Double presses: down FIRST_MS, up GAP_MS, down SECOND_MS, up PAUSE_MS; the kernel's
+      // stamps of both key-downs are read back during the pause ("first", "second").
+      for (int i = 0; i < count; i++) {
+        int64_t t = now_ns();
+        key(ui, 1);
+        sleep_until(t + (int64_t)hold * 1000000);
+        key(ui, 0);
+        sleep_until(t + (int64_t)(hold + gap) * 1000000);
+        key(ui, 1);
+        sleep_until(t + (int64_t)(hold + gap + second) * 1000000);
+        key(ui, 0);
+        sleep_until(t + (int64_t)(hold + gap + second + pause) * 1000000);
+        struct input_event ev[16];
+        ssize_t n;
+        int downs = 0, ups = 0;
+        while ((n = read(self, ev, sizeof ev)) > 0) {
+          for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
+            if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 1) {
+              fprintf(out, "%s %lld\n", downs++ % 2 ? "second" : "first", (long long)event_ns(&ev[k]));
+            } else if (ev[k].type == EV_KEY && ev[k].code == KEY_PROG1 && ev[k].value == 0) {
+              fprintf(out, "%s %lld\n", ups++ % 2 ? "second-up" : "first-up", (long long)event_ns(&ev[k]));
             }
           }
         }

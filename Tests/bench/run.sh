@@ -6,7 +6,7 @@
 # figure is slow.
 #
 #   Tests/bench/run.sh    (from the environment: BENCH_N, BENCH_IDLE_S, BENCH_BLAST,
-#                          BENCH_ABUSE_N, BENCH_HOLD_MS; BENCH_LOADED=0 skips the loaded
+#                          BENCH_ABUSE_N, BENCH_GESTURE_N, BENCH_HOLD_MS; BENCH_LOADED=0 skips the loaded
 #                          boot, BENCH_LOADED_N its samples per figure, default 200)
 set -euo pipefail
 
@@ -33,8 +33,9 @@ python3 "$here/bench.py" vm --serial "$out/vm/serial.log" --hold-ms "${BENCH_HOL
   --vm-info "$out/vm/info.json" --out "$out/vm.json"
 
 # The loaded boot: the same scenarios, fewer samples, while one host core is kept busy.
-# The idle window, the blast and the abuse phase feed no figure of the loaded section, so
-# they are cut short or skipped there. stress-ng is stopped however this script ends.
+# The idle window, the blast, the abuse phase and the gestures (05-gestures) feed no figure
+# of the loaded section, so they are cut short or skipped there. stress-ng is stopped
+# however this script ends.
 rm -f "$out/vm-loaded.json" "$out/vm-loaded-samples.json"
 loaded=()
 if [[ ${BENCH_LOADED:-1} != 0 ]]; then
@@ -53,7 +54,7 @@ if [[ ${BENCH_LOADED:-1} != 0 ]]; then
   stress_load="stress-ng --cpu 1 --cpu-method all"
   stress-ng --cpu 1 --cpu-method all --quiet &
   stress_pid=$!
-  BENCH_N=${BENCH_LOADED_N:-200} BENCH_IDLE_S=5 BENCH_BLAST=2000 BENCH_ABUSE_N=0 \
+  BENCH_N=${BENCH_LOADED_N:-200} BENCH_IDLE_S=5 BENCH_BLAST=2000 BENCH_ABUSE_N=0 BENCH_GESTURE_N=0 \
     BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm-loaded"
   host_load=$(cut -d' ' -f1 /proc/loadavg)
   kill -0 "$stress_pid" 2>/dev/null || { echo "run.sh: stress-ng ended before the loaded boot did" >&2; exit 1; }

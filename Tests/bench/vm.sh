@@ -3,7 +3,8 @@
 # release binaries, triggerhappy unpacked from Debian's package, and the host's /usr shared
 # read-only over 9p (python3 + python3-evdev for the python peer). The samples come back in
 # the serial log (OUT/serial.log) as the scenarios' *.log files. Settings from the environment:
-# BENCH_N, BENCH_HOLD_MS, BENCH_IDLE_S, BENCH_BLAST, BENCH_ABUSE_N, BENCH_ABUSE_CLIENTS
+# BENCH_N, BENCH_HOLD_MS, BENCH_IDLE_S, BENCH_BLAST, BENCH_ABUSE_N, BENCH_ABUSE_CLIENTS,
+# BENCH_GESTURE_N
 # (Tests/vm/bench/bench-lib.sh says what each is).
 #
 #   Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
@@ -65,6 +66,7 @@ BENCH_IDLE_S=${BENCH_IDLE_S:-60}
 BENCH_BLAST=${BENCH_BLAST:-50000}
 BENCH_ABUSE_N=${BENCH_ABUSE_N:-200}
 BENCH_ABUSE_CLIENTS=${BENCH_ABUSE_CLIENTS:-50}
+BENCH_GESTURE_N=${BENCH_GESTURE_N:-200}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$vmdir/bench/hold.py" "$extra/vm/bench/hold.py"

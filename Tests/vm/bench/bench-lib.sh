@@ -1,7 +1,8 @@
 # Guest helpers of the bench scenarios (sourced after lib.sh). The settings come from
 # /vm/bench.env, written by Tests/bench/vm.sh: BENCH_N (samples per figure), BENCH_HOLD_MS
 # (hold threshold), BENCH_IDLE_S (idle window), BENCH_BLAST (presses for the RSS growth),
-# BENCH_ABUSE_N (holds under abusive clients, 0 skips them), BENCH_ABUSE_CLIENTS.
+# BENCH_ABUSE_N (holds under abusive clients, 0 skips them), BENCH_ABUSE_CLIENTS,
+# BENCH_GESTURE_N (holds per button and double presses in 05-gestures, 0 skips it).
 . /vm/bench.env
 : "${BENCH_ABUSE_N:=0}" "${BENCH_ABUSE_CLIENTS:=50}"
 BENCHTOOL=/usr/local/bin/benchtool
