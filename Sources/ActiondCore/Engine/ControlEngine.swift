@@ -1074,12 +1074,14 @@ public final class ControlEngine {
     configuration.buttons.enumerated().compactMap { index, b in
       guard name == nil || b.name == name else { return nil }
       let gestures = gestureAssignments[b.name] ?? [:]
-      return ButtonStatus(
+      var status = ButtonStatus(
         name: b.name, key: b.keyName, devices: devices(index).sorted(), holdThreshold: b.holdThreshold,
         doublePressWindow: b.doublePressWindow, longHoldThreshold: b.longHoldThreshold,
         control: gestures[.hold].flatMap { snapshot($0.instance) }, momentary: gestures[.hold]?.momentary ?? false,
         doublePress: gestures[.doublePress].flatMap { snapshot($0.instance) },
         longHold: gestures[.longHold].flatMap { snapshot($0.instance) })
+      status.feedback = configuration.feedback[b.name] ?? []
+      return status
     }
   }
 

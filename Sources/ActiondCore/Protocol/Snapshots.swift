@@ -116,6 +116,9 @@ public struct ButtonStatus: Hashable, Sendable {
   public var doublePress: ControlSnapshot?
   /// The long hold's control; nil when none is assigned.
   public var longHold: ControlSnapshot?
+  /// The button's feedback outputs (its `feedback` list), without their patterns;
+  /// `feedback` on the wire, left out when empty.
+  public var feedback: [FeedbackOutput] = []
 
   public init(
     name: String, key: String, devices: [String], holdThreshold: TimeSpan,
@@ -160,7 +163,41 @@ public struct ButtonStatus: Hashable, Sendable {
     b.set("momentary", momentary)
     b.set("doublePress", doublePress?.json ?? .null)
     b.set("longHold", longHold?.json ?? .null)
+    if !feedback.isEmpty { b.set("feedback", .array(feedback.map(ButtonStatus.json(of:)))) }
     return b.value
+  }
+
+  /// `{"led":"LED_CAPSL","on":["held"],"indicator":false}` or `{"sysfs":"ACT",...}`.
+  static func json(of output: FeedbackOutput) -> JSONValue {
+    var b = ObjectBuilder()
+    switch output.light {
+    case .inputLED(let code): b.set("led", LEDCodes.name(of: code) ?? String(code))
+    case .sysfs(let name): b.set("sysfs", name)
+    }
+    b.set("on", strings: output.moments.map(\.rawValue))
+    b.set("indicator", output.indicator)
+    return b.value
+  }
+
+  static func feedbackOutput(_ json: JSONValue) throws(ProtocolError) -> FeedbackOutput {
+    var r = try FieldReader(json, context: "feedback output")
+    let light: FeedbackOutput.Light
+    if let led = try r.optionalString("led") {
+      guard let code = LEDCodes.code(named: led) ?? UInt16(led) else {
+        throw .badRequest("unknown LED \"\(led)\" in a feedback output")
+      }
+      light = .inputLED(code: code)
+    } else {
+      light = .sysfs(name: try r.string("sysfs"))
+    }
+    var moments: [FeedbackMoment] = []
+    for name in try r.optionalStringArray("on") ?? [] {
+      guard let moment = FeedbackMoment(rawValue: name) else {
+        throw .badRequest("unknown feedback moment \"\(name)\"")
+      }
+      moments.append(moment)
+    }
+    return FeedbackOutput(light: light, moments: moments, indicator: try r.optionalBool("indicator") ?? false)
   }
 
   /// Reads a button leniently: members an older daemon does not send take their defaults.
@@ -179,6 +216,9 @@ public struct ButtonStatus: Hashable, Sendable {
     momentary = try r.optionalBool("momentary") ?? false
     doublePress = try r.raw("doublePress").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
     longHold = try r.raw("longHold").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
+    if let raw = r.raw("feedback"), case .array(let items) = raw {
+      for item in items { feedback.append(try ButtonStatus.feedbackOutput(item)) }
+    }
   }
 }
 

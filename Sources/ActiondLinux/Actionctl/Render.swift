@@ -59,7 +59,12 @@ enum Render {
             + [name, c.displayName + configuration(c.configuration), c.kind, state(c), c.hint])
       }
     }
-    return table(rows)
+    // Feedback outputs under the table, one line per button that has any: a column
+    // would be mostly empty, and a button may have several outputs.
+    let feedback = buttons.filter { !$0.feedback.isEmpty }.map {
+      "feedback of \($0.name): " + $0.feedback.map(\.description).joined(separator: "; ")
+    }
+    return ([table(rows)] + feedback).joined(separator: "\n")
   }
 
   static func controls(_ controls: [ControlSnapshot]) -> String {

@@ -321,6 +321,23 @@ private func configuration(
     #expect(documented.contains("ACTIOND_PARAM_<NAME>"))
   }
 
+  /// `status` shows each button's configured feedback outputs (issue 17).
+  @Test func statusCarriesTheButtonsFeedbackOutputs() throws {
+    let configuration = try ConfigurationLoader.load(
+      main: ConfigurationSource(
+        name: "t.json",
+        text: #"""
+          { buttons: [
+              { name: "action", key: "KEY_PROG1", feedback: [{ led: "LED_CAPSL", on: ["held"] }, { sysfs: "ACT", indicator: true }] },
+              { name: "foot", key: "KEY_B" } ] }
+          """#),
+      dropIns: [])
+    let engine = ControlEngine(configuration: configuration, output: Recorder())
+    let status = engine.buttonStatus()
+    #expect(status[0].feedback.map(\.description) == ["led LED_CAPSL (held)", "sysfs ACT (indicator)"])
+    #expect(status[1].feedback.isEmpty)
+  }
+
   /// A double press's command knows its gesture and the second key-down (the press that
   /// performed); a long hold's, the key-down of its press. Assigned at run time, so the
   /// recognizer learns the gestures from `assign`.

@@ -272,6 +272,33 @@ import Testing
       ])
   }
 
+  /// Each button's feedback outputs, under the table; the JSON carries them (and leaves
+  /// the member out for a button without any) and reads back.
+  @Test func statusShowsEachButtonsFeedbackOutputs() throws {
+    var lit = Self.panel
+    lit.feedback = [
+      FeedbackOutput(light: .inputLED(code: 1), moments: [.held]),
+      FeedbackOutput(light: .sysfs(name: "ACT"), moments: [.failed], indicator: true),
+    ]
+    let plain = ButtonStatus(name: "foot", key: "KEY_B", devices: [], holdThreshold: .milliseconds(600), control: nil)
+    let lines = Render.buttons([lit, plain]).split(separator: "\n")
+    #expect(lines.last == "feedback of panel: led LED_CAPSL (held); sysfs ACT (failed, indicator)")
+    #expect(lines.count == 5, "the table, then one line for the one button with feedback")
+    let json = JSONEncoding.compact(lit.json)
+    #expect(
+      json.hasSuffix(
+        #""feedback":[{"led":"LED_CAPSL","on":["held"],"indicator":false},{"sysfs":"ACT","on":["failed"],"indicator":true}]}"#
+      ), "\(json)")
+    #expect(try ButtonStatus(json: lit.json) == lit)
+    #expect(!JSONEncoding.compact(plain.json).contains("feedback"))
+    var bad = lit.json
+    if case .object(var o) = bad {
+      o["feedback"] = .array([.object(["led": .string("LED_NOPE")])])
+      bad = .object(o)
+    }
+    #expect(throws: ProtocolError.self) { try ButtonStatus(json: bad) }
+  }
+
   @Test func assignAndPressRepliesNameTheGestures() {
     let hello = Hello(client: ClientAccess(uid: 0, gid: 0, pid: 1, control: true), buttons: [])
     #expect(
