@@ -154,6 +154,11 @@ expect_between() {
   [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4 = $1, expected $2..$3"
 }
 
+# expect_near A B WHAT: |A - B| <= 1 (µs stamps that went through a millisecond field).
+expect_near() {
+  expect_between "$1" $(($2 - 1)) $(($2 + 1)) "$3"
+}
+
 # --- evdev timestamps (lines as printed by actiond-testdev) ---------------------------------
 
 # key_time_us FILE KEY VALUE [NTH]: the timestamp (microseconds) of the NTH (default 1st)
@@ -164,6 +169,13 @@ key_time_us() {
       # Leading zeros stripped: busybox awk reads "052703" as octal.
       if (++seen == nth) { split($2, t, "."); sub(/^0+/, "", t[2]); printf "%d%06d\n", t[1], t[2]; exit }
     }' "$1"
+}
+
+# press_stamps FILE KEY N: the kernel stamps (µs) of the Nth press of KEY in a reader's
+# FILE, in DOWN and UP (UP empty while the key is still down).
+press_stamps() {
+  DOWN=$(key_time_us "$1" "$2" 1 "$3")
+  UP=$(key_time_us "$1" "$2" 0 "$3")
 }
 
 # hold_ms FILE KEY [NTH]: milliseconds between the NTH press and release of KEY in FILE.

@@ -52,17 +52,6 @@ event_line() {
   grep -nE "\"event\":\"$2\"" "$1" | sed -n "${3}p" | cut -d: -f1
 }
 
-# stamps N: down/up of press N from the reader (DOWN, UP; UP empty while down).
-stamps() {
-  DOWN=$(key_time_us r.log KEY_PROG1 1 "$1")
-  UP=$(key_time_us r.log KEY_PROG1 0 "$1")
-}
-
-# expect_near A B WHAT: |A - B| <= 1.
-expect_near() {
-  [ "$1" -ge $(($2 - 1)) ] && [ "$1" -le $(($2 + 1)) ] || fail "$3 = $1, expected $2 (±1)"
-}
-
 dev_start a --preset gpio-keys --name actiond-vm-button
 start_daemon config.json
 wait_bound
@@ -79,9 +68,9 @@ while :; do
   PRESSES=$n2
   dev_cmd a "press KEY_PROG1 100ms" "sleep 100ms" "down KEY_PROG1"
   wait_count r.log 'EV_KEY KEY_PROG1 1$' "$n2" "$WAIT_MS"
-  stamps "$n1"
+  press_stamps r.log KEY_PROG1 "$n1"
   down1=$DOWN up1=$UP
-  stamps "$n2"
+  press_stamps r.log KEY_PROG1 "$n2"
   down2=$DOWN
   first_ms=$(((up1 - down1) / 1000))
   gap_us=$((down2 - up1))
@@ -115,7 +104,7 @@ while :; do
   settle_ms 500
 done
 
-stamps "$n2"
+press_stamps r.log KEY_PROG1 "$n2"
 down2=$DOWN up2=$UP
 nth=$EXP_DOUBLE
 t=$(event_field watch.log double-pressed time "$nth")
@@ -146,9 +135,9 @@ n2=$((PRESSES + 2))
 PRESSES=$n2
 dev_cmd a "press KEY_PROG1 100ms" "sleep $((WINDOW_MS * 5 / 2))ms" "press KEY_PROG1 100ms"
 wait_count r.log 'EV_KEY KEY_PROG1 0$' "$n2" "$WAIT_MS"
-stamps "$n1"
+press_stamps r.log KEY_PROG1 "$n1"
 down1=$DOWN up1=$UP
-stamps "$n2"
+press_stamps r.log KEY_PROG1 "$n2"
 down2=$DOWN up2=$UP
 step "gap $(((down2 - up1) / 1000)) ms (kernel stamps)"
 [ $((down2 - up1)) -gt $(((WINDOW_MS + 20) * 1000)) ] || fail "the sender's ${WINDOW_MS}+ ms gap is $(((down2 - up1) / 1000)) ms by the stamps"

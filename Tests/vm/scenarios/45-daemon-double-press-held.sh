@@ -51,17 +51,6 @@ EXP_PRESSED=0
 EXP_RELEASED=0
 EXP_DOUBLE=0
 
-# stamps N: down/up of press N from the reader (DOWN, UP; UP empty while down).
-stamps() {
-  DOWN=$(key_time_us r.log KEY_PROG1 1 "$1")
-  UP=$(key_time_us r.log KEY_PROG1 0 "$1")
-}
-
-# expect_near A B WHAT: |A - B| <= 1.
-expect_near() {
-  [ "$1" -ge $(($2 - 1)) ] && [ "$1" -le $(($2 + 1)) ] || fail "$3 = $1, expected $2 (±1)"
-}
-
 dev_start a --preset usb-keyboard --name actiond-vm-button
 start_daemon config.json
 wait_bound
@@ -78,9 +67,9 @@ while :; do
   PRESSES=$n2
   dev_cmd a "press KEY_PROG1 100ms" "sleep 100ms" "down KEY_PROG1"
   wait_count r.log 'EV_KEY KEY_PROG1 1$' "$n2" "$WAIT_MS"
-  stamps "$n1"
+  press_stamps r.log KEY_PROG1 "$n1"
   down1=$DOWN up1=$UP
-  stamps "$n2"
+  press_stamps r.log KEY_PROG1 "$n2"
   down2=$DOWN
   first_ms=$(((up1 - down1) / 1000))
   gap_us=$((down2 - up1))
@@ -114,7 +103,7 @@ done
 # Kept down past both thresholds (the tool's sleep: the release's stamp is at least this late).
 dev_cmd a "sleep $((LONG_THRESHOLD_MS + 600))ms" "up KEY_PROG1"
 wait_for_event watch.log released-after-double-press "$EXP_DOUBLE" 30000
-stamps "$n2"
+press_stamps r.log KEY_PROG1 "$n2"
 down2=$DOWN up2=$UP
 held_ms=$(((up2 - down2) / 1000))
 step "second press held $held_ms ms (kernel stamps)"
@@ -134,7 +123,7 @@ n3=$((PRESSES + 1))
 PRESSES=$n3
 dev_cmd a "sleep 100ms" "press KEY_PROG1 100ms"
 wait_count r.log 'EV_KEY KEY_PROG1 0$' "$n3" "$WAIT_MS"
-stamps "$n3"
+press_stamps r.log KEY_PROG1 "$n3"
 down3=$DOWN up3=$UP
 EXP_PRESSED=$((EXP_PRESSED + 1))
 EXP_RELEASED=$((EXP_RELEASED + 1))

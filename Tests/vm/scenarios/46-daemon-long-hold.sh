@@ -44,17 +44,6 @@ EXP_HOLDS=0
 EXP_LONG=0
 EXP_PERFORMED=0
 
-# stamps N: down/up of press N from the reader (DOWN, UP; UP empty while down).
-stamps() {
-  DOWN=$(key_time_us r.log KEY_PROG1 1 "$1")
-  UP=$(key_time_us r.log KEY_PROG1 0 "$1")
-}
-
-# expect_near A B WHAT: |A - B| <= 1.
-expect_near() {
-  [ "$1" -ge $(($2 - 1)) ] && [ "$1" -le $(($2 + 1)) ] || fail "$3 = $1, expected $2 (±1)"
-}
-
 # check_held NTH DOWN: the NTH `held` is stamped at DOWN + threshold and announces the long hold.
 check_held() {
   t=$(event_field watch.log held time "$1")
@@ -103,7 +92,7 @@ wait_for_event watch.log performed 2 30000
 dev_cmd a "up KEY_PROG1"
 wait_for_event watch.log released-after-hold 1 30000
 EXP_HOLDS=1 EXP_LONG=1 EXP_PERFORMED=2
-stamps "$n"
+press_stamps r.log KEY_PROG1 "$n"
 down=$DOWN up=$UP
 step "held $(((up - down) / 1000)) ms (kernel stamps)"
 check_held 1 "$down"
@@ -135,7 +124,7 @@ while :; do
   wait_for_event watch.log performed "$EXP_PERFORMED" 30000
   dev_cmd a "up KEY_PROG1"
   wait_for_event watch.log released-after-hold "$EXP_HOLDS" 30000
-  stamps "$n"
+  press_stamps r.log KEY_PROG1 "$n"
   down=$DOWN up=$UP
   held_ms=$(((up - down) / 1000))
   step "attempt $attempt: held $held_ms ms (kernel stamps)"
