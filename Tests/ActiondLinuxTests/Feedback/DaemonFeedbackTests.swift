@@ -4,66 +4,6 @@ import Testing
 
 @testable import ActiondLinux
 
-/// The daemon in this process on recording fakes (as in DaemonWiringTests), with feedback
-/// outputs on `lights`: the engine's moments reach the lights through the real loop.
-private final class FeedbackDaemon {
-  let directory: TemporaryDirectory
-  let input = RecordingInputSource()
-  let runner = RecordingProcessRunner()
-  let log = RecordingLogSink()
-  let daemon: Daemon
-  let device = InputDeviceInfo(
-    syspath: "/sys/devices/virtual/input/input9", devnode: "/dev/input/event9", name: "test keys")
-
-  init(feedback: String, lights: any FeedbackLightFactory) throws {
-    directory = try TemporaryDirectory("actiond-feedback")
-    let config = try FeedbackDaemon.writeConfiguration(directory, feedback: feedback)
-    daemon = try Daemon(
-      settings: Daemon.Settings(configPath: config, logLevel: .debug, environment: [:]), input: input,
-      runner: runner, logSink: log, feedbackLights: lights)
-    try daemon.start()
-  }
-
-  /// Writes the configuration file with `feedback` as the button's outputs; its path.
-  @discardableResult
-  static func writeConfiguration(_ directory: TemporaryDirectory, feedback: String) throws -> String {
-    try directory.write(
-      "actiond.json",
-      """
-      {
-        socket: { path: "\(directory.file("actiond.sock"))" },
-        stateDirectory: "\(directory.file("state"))",
-        buttons: [ { name: "action", key: "KEY_PROG1", holdThresholdMs: 600, match: { devnode: "/dev/input/event9" },
-                     feedback: \(feedback) } ],
-        controls: [
-          { kind: "org.example.lamp", type: "toggle", displayName: "Lamp",
-            intent: { type: "exec", argv: ["/usr/bin/lamp"] }, value: { type: "store", initial: false } },
-        ],
-        assignments: { action: "org.example.lamp" },
-      }
-      """)
-  }
-
-  func plugIn(at time: MonotonicInstant) {
-    input.buttonDevices[0] = device
-    input.boundDevices = [BoundInputDevice(info: device, buttons: ["action"], grabbed: false)]
-    input.emit(.appeared(button: 0, device: device, isDown: false, at: time))
-    input.emit(.deviceBound(device, buttons: [0], grabbed: false, readOnly: false))
-  }
-
-  func turn(until what: String, _ condition: () -> Bool) throws {
-    let deadline = daemon.loop.now() + .seconds(30)
-    while !condition() {
-      guard daemon.loop.now() < deadline else {
-        throw DaemonHarnessError(
-          description: "timed out waiting for \(what); log:\n"
-            + log.records.map { "\($0.event ?? "-") \($0.message)" }.joined(separator: "\n"))
-      }
-      try daemon.loop.runOnce(until: daemon.loop.now() + .milliseconds(100))
-    }
-  }
-}
-
 @Suite struct DaemonFeedbackTests {
   /// The keyboard example (Caps Lock as the tick) and the Pi example (ACT as the state
   /// indicator) on one button: the hold writes the tick in the same loop turn that
@@ -71,7 +11,7 @@ private final class FeedbackDaemon {
   /// a stop gives every light back.
   @Test func aHoldTicksOnTheConfiguredLEDAndTheIndicatorFollowsTheValue() throws {
     let lights = RecordingFeedbackLights()
-    let wired = try FeedbackDaemon(
+    let wired = try WiredDaemon(
       feedback: #"[{ led: "LED_CAPSL", on: ["held"] }, { sysfs: "ACT", indicator: true, on: ["failed"] }]"#,
       lights: lights)
     #expect(lights.writes == ["sysfs ACT@action off"], "the indicator shows the value read at start")
@@ -101,15 +41,15 @@ private final class FeedbackDaemon {
   /// one that changes them gives the old lights back and starts the new ones at rest.
   @Test func aReloadKeepsUnchangedOutputsAndGivesRemovedOnesBack() throws {
     let lights = RecordingFeedbackLights()
-    let wired = try FeedbackDaemon(feedback: #"[{ sysfs: "ACT", indicator: true }]"#, lights: lights)
+    let wired = try WiredDaemon(feedback: #"[{ sysfs: "ACT", indicator: true }]"#, lights: lights)
     #expect(lights.writes == ["sysfs ACT@action off"])
     wired.daemon.reloadConfiguration()
     #expect(lights.writes == ["sysfs ACT@action off"], "unchanged: nothing written")
-    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ led: "LED_CAPSL", on: ["held"] }]"#)
+    try WiredDaemon.writeConfiguration(wired.directory, feedback: #"[{ led: "LED_CAPSL", on: ["held"] }]"#)
     wired.daemon.reloadConfiguration()
     #expect(wired.log.records(event: "config-problem").isEmpty)
     #expect(lights.writes == ["sysfs ACT@action off", "sysfs ACT@action release"])
-    try FeedbackDaemon.writeConfiguration(wired.directory, feedback: #"[{ sysfs: "ACT", indicator: true }]"#)
+    try WiredDaemon.writeConfiguration(wired.directory, feedback: #"[{ sysfs: "ACT", indicator: true }]"#)
     wired.daemon.reloadConfiguration()
     #expect(lights.writes.last == "sysfs ACT@action off", "a new indicator shows the value the engine knows")
   }
@@ -118,7 +58,7 @@ private final class FeedbackDaemon {
   /// device that appears shows the value at once, and is given back at the stop.
   @Test func anInputLEDIndicatorShowsOnTheDeviceThatAppears() throws {
     let leds = RecordingButtonLEDs()
-    let wired = try FeedbackDaemon(
+    let wired = try WiredDaemon(
       feedback: #"[{ led: "LED_MISC", indicator: true }]"#, lights: LinuxFeedbackLights(inputLEDs: leds))
     leds.device = nil
     #expect(leds.calls.isEmpty)
@@ -135,7 +75,7 @@ private final class FeedbackDaemon {
   @Test func aFailingLightIsLoggedOnceAndNeverStopsTheHold() throws {
     let lights = RecordingFeedbackLights()
     lights.failing = ["led LED_CAPSL@action"]
-    let wired = try FeedbackDaemon(feedback: #"[{ led: "LED_CAPSL" }]"#, lights: lights)
+    let wired = try WiredDaemon(feedback: #"[{ led: "LED_CAPSL" }]"#, lights: lights)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
     wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
@@ -158,7 +98,7 @@ private final class FeedbackDaemon {
   @Test func aLightThatNeverWorkedIsLoggedOnceOverManyPresses() throws {
     let lights = RecordingFeedbackLights()
     lights.failing = ["led LED_CAPSL@action"]
-    let wired = try FeedbackDaemon(feedback: #"[{ led: "LED_CAPSL", on: ["pressed"] }]"#, lights: lights)
+    let wired = try WiredDaemon(feedback: #"[{ led: "LED_CAPSL", on: ["pressed"] }]"#, lights: lights)
     wired.plugIn(at: wired.daemon.loop.now())
     func shortPress() {
       let now = wired.daemon.loop.now()
@@ -185,7 +125,7 @@ private final class FeedbackDaemon {
   /// every press, and is logged once.
   @Test func aMissingSysfsLEDIsLoggedOnceOverManyPresses() throws {
     let leds = try TemporaryDirectory("actiond-leds")
-    let wired = try FeedbackDaemon(
+    let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "input999::capslock", on: ["pressed", "held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
     wired.plugIn(at: wired.daemon.loop.now())
@@ -209,7 +149,7 @@ private final class FeedbackDaemon {
     _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
     _ = try leds.write("ACT/brightness", "0\n")
     _ = try leds.write("ACT/max_brightness", "1\n")
-    let wired = try FeedbackDaemon(
+    let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
     let read = { (name: String) in EngineEffects.readFile(leds.file("ACT/" + name)).text ?? "" }
