@@ -233,7 +233,7 @@ public final class ControlEngine {
       output.log(.warning, "recognizer anomaly on button \(name): \(anomaly) (a bug; ignored)")
     }
     for announcement in out.announcements {
-      let hold = gestureAssignment(name, .hold)
+      let hold = assignment(of: name, gesture: .hold)
       switch announcement {
       case .pressed(let at):
         let hints = gestureHints(button: name)
@@ -248,7 +248,7 @@ public final class ControlEngine {
             button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
             duration: heldFor))
       case .held(let at, let pressedAt):
-        let long = gestureAssignment(name, .longHold)
+        let long = assignment(of: name, gesture: .longHold)
         let notice = long.flatMap { long -> LongHoldNotice? in
           guard let definition = configuration.control(kind: long.instance.kind) else { return nil }
           return LongHoldNotice(
@@ -272,7 +272,7 @@ public final class ControlEngine {
           output.log(.notice, "button \(name) held, but no control is assigned to it")
         }
       case .longHeld(let at, let pressedAt):
-        let long = gestureAssignment(name, .longHold)
+        let long = assignment(of: name, gesture: .longHold)
         announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
         if let long {
           perform(
@@ -283,7 +283,7 @@ public final class ControlEngine {
           .releasedAfterHold(button: name, kind: hold?.instance.kind, time: at, duration: heldFor, longHeld: longHeld))
         endMomentary(button: name)
       case .doublePressed(let at, _, let gap):
-        let double = gestureAssignment(name, .doublePress)
+        let double = assignment(of: name, gesture: .doublePress)
         announce(.doublePressed(button: name, kind: double?.instance.kind, time: at, gap: gap))
         if let double {
           perform(double.instance, button: name, source: .button, gesture: .doublePress, pressTime: at, completion: nil)
@@ -293,7 +293,7 @@ public final class ControlEngine {
           output.log(.notice, "button \(name) double-pressed, but no control is assigned to its double press")
         }
       case .releasedAfterDoublePress(let at, let heldFor):
-        let double = gestureAssignment(name, .doublePress)
+        let double = assignment(of: name, gesture: .doublePress)
         announce(
           .releasedAfterDoublePress(button: name, kind: double?.instance.kind, time: at, duration: heldFor))
       case .cancelled(_, let reason, let stage):
@@ -318,7 +318,7 @@ public final class ControlEngine {
     let settings = recognizers[index].recognizer.settings
     var hints: [GestureHint] = []
     for gesture in Gesture.allCases {
-      guard let assigned = gestureAssignment(button, gesture),
+      guard let assigned = assignment(of: button, gesture: gesture),
         let definition = configuration.control(kind: assigned.instance.kind)
       else { continue }
       let kind: ControlPresentation.HintGesture =
@@ -341,8 +341,8 @@ public final class ControlEngine {
   /// The gestures beyond the hold `button` listens for: those with a control assigned.
   private func gestureSet(button: String) -> GestureSet {
     var set: GestureSet = []
-    if gestureAssignment(button, .doublePress) != nil { set.insert(.doublePress) }
-    if gestureAssignment(button, .longHold) != nil { set.insert(.longHold) }
+    if assignment(of: button, gesture: .doublePress) != nil { set.insert(.doublePress) }
+    if assignment(of: button, gesture: .longHold) != nil { set.insert(.longHold) }
     return set
   }
 
@@ -418,7 +418,7 @@ public final class ControlEngine {
   @discardableResult
   public func simulatePress(button: String, at time: MonotonicInstant) -> Bool {
     guard let config = configuration.button(named: button) else { return false }
-    let kind = gestureAssignment(button, .hold)?.instance.kind
+    let kind = assignment(of: button, gesture: .hold)?.instance.kind
     let hints = gestureHints(button: button)
     let hint = joinedHint(hints, button: button)
     announce(
@@ -438,7 +438,7 @@ public final class ControlEngine {
     }
     switch event {
     case .state(_, let buttons):
-      for button in buttons where gestureAssignment(button, .hold) != nil {
+      for button in buttons where assignment(of: button, gesture: .hold) != nil {
         output.holdValueChanged(button: button, isOn: holdValue(button: button))
       }
     case .assigned(let button, .hold, _, _):
@@ -471,7 +471,7 @@ public final class ControlEngine {
   /// nil when the hold has no control, it is a button, or its value is unknown or
   /// unavailable.
   public func holdValue(button: String) -> Bool? {
-    guard let instance = gestureAssignment(button, .hold)?.instance,
+    guard let instance = assignment(of: button, gesture: .hold)?.instance,
       let definition = configuration.control(kind: instance.kind), definition.type == .toggle
     else { return nil }
     switch value(of: instance, definition) {
@@ -940,11 +940,6 @@ public final class ControlEngine {
 
   /// Every gesture `button` has an assignment for (empty: unassigned or no such button).
   public func assignments(of button: String) -> [Gesture: GestureAssignment] { gestureAssignments[button] ?? [:] }
-
-  /// The control assigned to `gesture` of `button`, if any (the recognizer's reactions ask this).
-  func gestureAssignment(_ button: String, _ gesture: Gesture) -> GestureAssignment? {
-    gestureAssignments[button]?[gesture]
-  }
 
   private func resolveAssignments(announce: Bool) {
     var resolved: [String: [Gesture: GestureAssignment]] = [:]
