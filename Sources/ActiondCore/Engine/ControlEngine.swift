@@ -1054,14 +1054,8 @@ public final class ControlEngine {
       .snapshot(performing: inFlight[instance.id] != nil, providerMissing: providerMissing)
   }
 
-  /// The hint a short press on `button` announces.
-  public func hint(button: String) -> String {
-    guard let instance = assignments[button], let definition = configuration.control(kind: instance.kind) else {
-      return ControlPresentation.unassignedHint(button: button)
-    }
-    return ControlPresentation.hint(
-      for: definition, missing: instance.missing, value: value(of: instance, definition))
-  }
+  /// The hint a short press on `button` announces (every gesture's, joined).
+  public func hint(button: String) -> String { joinedHint(gestureHints(button: button), button: button) }
 
   /// `status`: every button (or one), its key, devices, timing and each gesture's control.
   /// `devices` names the devices serving a button index: the input layer owns that.
