@@ -14,7 +14,8 @@ let options: DaemonOptions
 do {
   options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-  printError("actiond: \(error.message)\n\n\(DaemonOptions.usage)")
+  let learning = CommandLine.arguments.dropFirst().first == "learn"
+  printError("actiond: \(error.message)\n\n\(learning ? LearnOptions.usage : DaemonOptions.usage)")
   exit(2)
 }
 
@@ -37,12 +38,14 @@ case .checkConfig(let file):
     printError("actiond: \(error)")
     exit(1)
   }
+case .learn(let learnOptions):
+  exit(LearnCommand.run(learnOptions, program: CommandLine.arguments.first ?? "actiond"))
 case .run:
   do {
     let daemon = try Daemon(
       settings: Daemon.Settings(
         configPath: options.configPath, socketPath: options.socketPath, stateDirectory: options.stateDirectory,
-        logLevel: options.logLevel))
+        logLevel: options.logLevel, program: CommandLine.arguments.first ?? "actiond"))
     try daemon.run()
   } catch {
     printError("actiond: \(error)")

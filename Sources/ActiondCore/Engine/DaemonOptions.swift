@@ -6,6 +6,8 @@ public struct DaemonOptions: Equatable, Sendable {
     case run
     /// Validate a configuration (the given file, or the one `run` would use) and exit.
     case checkConfig(file: String?)
+    /// `actiond learn`: wait for the next key-down and print what binds it.
+    case learn(LearnOptions)
     case version
     case help
   }
@@ -34,6 +36,7 @@ public struct DaemonOptions: Equatable, Sendable {
 
   public static let usage = """
     Usage: actiond [OPTIONS]
+           actiond learn [--json | --configuration] [--timeout SECONDS] [--name BUTTON] [--uaccess]
 
     The Action button daemon: a short press announces the hint of the control
     assigned to a button, a hold performs the control's intent once.
@@ -45,6 +48,8 @@ public struct DaemonOptions: Equatable, Sendable {
       --state-dir DIR       state directory (default \(defaultStateDirectory))
       --log-level LEVEL     debug, info, notice, warning or error (default info)
       --check-config [FILE] validate the configuration, print every problem, exit
+      learn                 wait for the next key-down on any readable input device and print
+                            the device, the key, its configuration and udev rule (learn --help)
       --version             print the version and exit
       --help                print this help and exit
 
@@ -55,6 +60,11 @@ public struct DaemonOptions: Equatable, Sendable {
   /// Parses arguments (without the program name). Accepts `--opt value` and `--opt=value`.
   public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
     var options = DaemonOptions()
+    // `learn` is a command of its own with its own options (it does not run the daemon).
+    if arguments.first == "learn" {
+      options.mode = .learn(try LearnOptions.parse(Array(arguments.dropFirst())))
+      return options
+    }
     var i = 0
     func value(_ name: String, inline: String?) throws(UsageError) -> String {
       if let inline { return inline }

@@ -290,6 +290,13 @@ public enum Actionctl {
     case "check-config":
       try expectCount(o, 0...1)
       return checkConfig(o.arguments.first, json: o.json, out: out, err: err)
+    case "learn":
+      // A natural guess: learning reads input devices, which is the daemon's side (see
+      // LearnCommand), so it is `actiond learn`; this client only talks to the socket.
+      err.line(
+        "actionctl: learn reads input devices itself, without the daemon: run `actiond learn` "
+          + "(press the button; it prints the device, the key, its configuration and udev rule)")
+      return .usage
     default:
       throw UsageError("unknown command \"\(o.command)\"")
     }

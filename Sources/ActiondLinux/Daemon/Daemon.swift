@@ -25,15 +25,26 @@ public final class Daemon {
     public var stateDirectory: String?
     public var logLevel: LogLevel?
     public var environment: [String: String]
+    /// How actiond was invoked (`argv[0]`), so advice names the command to run
+    /// (`.build/debug/actiond learn`).
+    public var program: String
+    /// Who the daemon runs as and whether it can read each `/dev/input/event*`, asked
+    /// when a button has no device at start to say what to do; tests pass a fake.
+    public var inputAccess: () -> InputAccessReport
     public init(
       configPath: String? = nil, socketPath: String? = nil, stateDirectory: String? = nil, logLevel: LogLevel? = nil,
-      environment: [String: String] = ProcessEnvironment.current()
+      environment: [String: String] = ProcessEnvironment.current(), program: String = "actiond",
+      inputAccess: @escaping () -> InputAccessReport = {
+        InputAccessProbe.report(nodes: InputAccessProbe.eventNodes())
+      }
     ) {
       self.configPath = configPath
       self.socketPath = socketPath
       self.stateDirectory = stateDirectory
       self.logLevel = logLevel
       self.environment = environment
+      self.program = program
+      self.inputAccess = inputAccess
     }
   }
 
@@ -174,11 +185,16 @@ public final class Daemon {
       throw StartError(description: "cannot start input discovery: \(error)")
     }
     engine.start()
-    // A first run on a machine without a matching device must say why nothing happens.
+    // A first run on a machine without a matching device must say why nothing happens,
+    // and what to do: learn the button, fix the permissions.
+    var access: InputAccessReport?
     for (index, button) in configuration.buttons.enumerated() where input.device(forButton: index) == nil {
+      let report = access ?? settings.inputAccess()
+      access = report
+      let advice = report.waitingAdvice(tag: button.match.tags.first, learn: "\(settings.program) learn")
       logger.notice(
-        "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet; "
-          + "it binds when one appears", event: "button-waiting")
+        "button \(button.name): no device with \(button.keyName) matches (\(button.match)) yet, "
+          + "it binds when one appears; \(advice)", event: "button-waiting")
     }
     logger.notice(
       "actiond \(ActiondVersion.string) running: \(configuration.buttons.count) button(s), "
