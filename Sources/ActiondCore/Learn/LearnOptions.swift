@@ -16,7 +16,7 @@ public struct LearnOptions: Equatable, Sendable {
   public init() {}
 
   /// Documented exit statuses (also in `actiond learn --help`, actiond(8) and docs/keyboard-key.md).
-  public enum ExitStatus: Int32 {
+  public enum ExitStatus: Int32, CaseIterable {
     /// A key-down was learned and printed.
     case learned = 0
     /// Discovery could not start (libudev, epoll).

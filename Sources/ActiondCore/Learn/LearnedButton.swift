@@ -163,16 +163,15 @@ public struct LearnedButton: Hashable, Sendable {
     lines.append("bus      \(bus), id \(hex4(device.vendor)):\(hex4(device.product))")
     lines.append("key      \(keyName) (code \(keyCode))")
     lines.append("")
-    lines.append("configuration: a button in the \"buttons\" list of /etc/actiond/actiond.json")
+    lines.append("configuration (a button for the \"buttons\" list of /etc/actiond/actiond.json):")
     lines.append("  \(snippet)")
-    lines.append("")
-    lines.append("udev rule: a line in \(Self.udevRuleFile), then")
-    lines.append("  udevadm control --reload && udevadm trigger --subsystem-match=input")
+    lines.append("udev rule (a line for \(Self.udevRuleFile)):")
     lines.append("  \(udevRule)")
+    lines.append("then: sudo udevadm control --reload && sudo udevadm trigger --subsystem-match=input")
     if !uaccess {
       lines.append(
-        "(to let the desktop's active user read the device, e.g. for `make run` as yourself, "
-          + "end the rule with , ENV{ACTIOND_UACCESS}=\"1\", or run learn with --uaccess)")
+        "(for the desktop's active user to read the device, as `make run` does, learn with --uaccess: "
+          + "the rule then ends with ENV{ACTIOND_UACCESS}=\"1\")")
     }
     return lines.joined(separator: "\n")
   }
