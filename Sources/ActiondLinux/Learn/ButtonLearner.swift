@@ -17,6 +17,8 @@ public final class ButtonLearner {
   public var onLearned: (InputDeviceInfo, UInt16) -> Void = { _, _ in }
   /// A problem worth telling the person waiting (a hot-plugged device could not be opened).
   public var onProblem: (String) -> Void = { _ in }
+  /// A device that appeared while waiting is read from now on.
+  public var onAdded: (InputDeviceInfo) -> Void = { _ in }
 
   private let loop: any InputEventLoop
   private let backend: any InputDeviceBackend
@@ -116,10 +118,14 @@ public final class ButtonLearner {
       case .add, .change:
         // `change`: the rules may just have made a refused node readable.
         guard change.device.devnode != nil, open[change.device.syspath] == nil else { return }
-        if let error = startReading(change.device), change.action == .add {
-          onProblem(
-            "\(change.device.devnode ?? change.device.syspath) (\(change.device.name)) appeared but cannot be read: \(error)"
-          )
+        if let error = startReading(change.device) {
+          if change.action == .add {
+            onProblem(
+              "\(change.device.devnode ?? change.device.syspath) (\(change.device.name)) appeared but cannot be read: \(error)"
+            )
+          }
+        } else {
+          onAdded(change.device)
         }
       case .remove:
         if let reading = open.removeValue(forKey: change.device.syspath) {

@@ -37,6 +37,7 @@ public enum LearnCommand {
       loop.stop()
     }
     learner.onProblem = { message in err.line("actiond learn: \(message)") }
+    learner.onAdded = { info in err.line("actiond learn: also reading \(info.devnode ?? info.syspath) (\(info.name))") }
     let nodes: [InputNodeAccess]
     do {
       nodes = try learner.start()

@@ -12,6 +12,7 @@ import Testing
     let learner: ButtonLearner
     var learned: [(InputDeviceInfo, UInt16)] = []
     var problems: [String] = []
+    var added: [InputDeviceInfo] = []
 
     init() {
       learner = ButtonLearner(loop: loop, backend: backend) { path, error in
@@ -19,6 +20,7 @@ import Testing
       }
       learner.onLearned = { [unowned self] in self.learned.append(($0, $1)) }
       learner.onProblem = { [unowned self] in self.problems.append($0) }
+      learner.onAdded = { [unowned self] in self.added.append($0) }
     }
 
     func deliver(_ syspath: String, _ events: [EvdevEvent]) {
@@ -75,6 +77,7 @@ import Testing
     h.backend.monitor.pending = [DeviceChange(action: .add, device: pedal)]
     h.loop.fire(h.backend.monitor.fileDescriptor)
     #expect(h.learner.openDevices.contains(pedal.syspath))
+    #expect(h.added == [pedal])
     h.deliver(pedal.syspath, [Self.key(0x100, 1)])
     #expect(h.learned.first?.0 == pedal && h.learned.first?.1 == 0x100)
   }
@@ -91,7 +94,7 @@ import Testing
     h.backend.specs[late.syspath] = FakeBackend.Spec(keys: [], openError: Errno(EACCES))
     h.backend.monitor.pending = [DeviceChange(action: .add, device: late), DeviceChange(action: .remove, device: a)]
     h.loop.fire(h.backend.monitor.fileDescriptor)
-    #expect(h.learner.openDevices.isEmpty)
+    #expect(h.learner.openDevices.isEmpty && h.added.isEmpty)
     #expect(h.backend.handle(a.syspath)?.isClosed == true)
     #expect(h.problems == ["/dev/input/event3 (test keys) appeared but cannot be read: EACCES (Permission denied)"])
   }

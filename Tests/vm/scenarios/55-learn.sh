@@ -88,7 +88,10 @@ stop_daemon
 echo "$rule" >/etc/udev/rules.d/69-actiond-local.rules
 udevadm control --reload
 udevadm test "/sys/class/input/${node_b#/dev/input/}" >udev-test.log 2>&1 || true
+expect_line udev-test.log '69-actiond-local.rules'
 expect_no_line udev-test.log '69-actiond-local.rules.*([Ii]nvalid|[Ee]rror)'
+expect_line udev-test.log '^CURRENT_TAGS=.*:actiond:'
+expect_line udev-test.log '^CURRENT_TAGS=.*:uaccess:'
 udevadm trigger --subsystem-match=input --action=change
 udevadm settle --timeout=10
 SYSTEMD_PAGER=cat udevadm info "$node_b" >udev-b.log
@@ -101,6 +104,18 @@ at=$(actiond-testdev list | awk '/name="AT Translated Set 2 keyboard"/ { print $
 [ -n "$at" ] || fail "no AT keyboard in this VM"
 SYSTEMD_PAGER=cat udevadm info "$at" >udev-at.log
 expect_no_line udev-at.log ':actiond:|:uaccess:'
+
+step "a device plugged in while learn waits"
+learn_start plug --json --timeout 60
+dev_start c --preset gpio-keys --name actiond-learn-c
+node_c=$DEV_NODE
+# Learn reads a device from its udev `add` on; a key pressed before that is not seen.
+wait_for_line plug-err.log "^actiond learn: also reading $node_c \\(actiond-learn-c\\)\$" "$WAIT_MS"
+dev_cmd c "press KEY_PROG1 50ms"
+learn_wait plug
+expect_line plug-out.log "\"devnode\":\"$node_c\""
+expect_line plug-out.log '"key":\{"name":"KEY_PROG1","code":148\}'
+dev_stop c
 
 step "a USB keyboard: by-id in the configuration and in the rule; --configuration"
 host device_add usb-kbd,bus=xhci.0,id=kbd1
