@@ -5,11 +5,11 @@ import Glibc
 /// what binds that button (``LearnedButton``).
 ///
 /// Why a command of `actiond` and not of `actionctl`: learning reads input devices, as
-/// the daemon does, through the same discovery (libudev) and device code (libevdev), and
-/// it needs the daemon's kind of access to /dev/input; its output is daemon configuration
-/// and a udev rule. `actionctl` is the socket client: it works without device access and
-/// without the daemon's libraries being able to open anything. `actionctl learn` says to
-/// come here.
+/// the daemon does, through the same discovery (libudev) and device code (libevdev), it
+/// needs the daemon's kind of access to /dev/input, and what it prints is the daemon's
+/// configuration and udev rule; it works whether or not a daemon runs. `actionctl` is
+/// the socket client: it talks to a running daemon and never opens a device. So
+/// `actionctl learn`, a natural guess, only says to come here.
 public enum LearnCommand {
   /// Runs one `actiond learn`; returns the exit status. `program` is how actiond was
   /// invoked (`argv[0]`), for the messages that say what to run.
