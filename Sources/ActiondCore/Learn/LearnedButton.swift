@@ -7,7 +7,8 @@
 /// The device is matched the robust way, never by its node (`/dev/input/eventN` changes
 /// across boots and plugs): by its `/dev/input/by-id` link when udev made one (it follows
 /// the device to any port), else its `/dev/input/by-path` link (the port it is on), else
-/// its kernel name with vendor:product.
+/// its kernel name with vendor:product. A link another device present also carries (two
+/// identical keyboards without a serial share their by-id link) is passed over.
 public struct LearnedButton: Hashable, Sendable {
   /// The device the key-down came from.
   public var device: InputDeviceInfo
@@ -18,12 +19,21 @@ public struct LearnedButton: Hashable, Sendable {
   /// Whether the udev rule also asks for `ENV{ACTIOND_UACCESS}="1"` (the active desktop
   /// user may read the device: see udev-rules/70-actiond.rules).
   public var uaccess: Bool
+  /// The links other input devices present carry too: two identical keyboards without a
+  /// serial number share their by-id link, so it would not tell them apart.
+  public var sharedLinks: Set<String>
 
-  public init(device: InputDeviceInfo, keyCode: UInt16, buttonName: String = "action", uaccess: Bool = false) {
+  /// `others`: every other input device learn saw, to avoid a link that is not unique.
+  public init(
+    device: InputDeviceInfo, keyCode: UInt16, buttonName: String = "action", uaccess: Bool = false,
+    others: [InputDeviceInfo] = []
+  ) {
     self.device = device
     self.keyCode = keyCode
     self.buttonName = buttonName
     self.uaccess = uaccess
+    let own = Set(device.links)
+    sharedLinks = Set(others.filter { $0.syspath != device.syspath }.flatMap(\.links).filter { own.contains($0) })
   }
 
   /// Where a local udev rule goes: it must sort before the shipped 70-actiond.rules.
@@ -47,7 +57,8 @@ public struct LearnedButton: Hashable, Sendable {
   }
 
   public var identity: Identity {
-    if let link = byIDLinks.first ?? byPathLinks.first { return .link(link) }
+    let unique = { (link: String) in !self.sharedLinks.contains(link) }
+    if let link = byIDLinks.first(where: unique) ?? byPathLinks.first(where: unique) { return .link(link) }
     return .nameAndID(name: device.name, vendor: device.vendor, product: device.product)
   }
 

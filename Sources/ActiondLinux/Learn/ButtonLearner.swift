@@ -51,6 +51,9 @@ public final class ButtonLearner {
 
   /// The syspaths of the devices being read.
   public var openDevices: [String] { open.keys.sorted() }
+  /// Every event device discovery reported (readable or not, also after ``stop()``),
+  /// for links another device shares (``LearnedButton/sharedLinks``).
+  public private(set) var seenDevices: [String: InputDeviceInfo] = [:]
 
   /// Follows hotplug, opens every device present and returns how each node fared. With
   /// no readable device the caller stops (``stop()``) and explains the report.
@@ -64,6 +67,7 @@ public final class ButtonLearner {
     var nodes: [InputNodeAccess] = []
     for info in try backend.enumerate() {
       guard let devnode = info.devnode else { continue }
+      seenDevices[info.syspath] = info
       nodes.append(access(devnode, startReading(info)))
     }
     return nodes
@@ -117,7 +121,9 @@ public final class ButtonLearner {
       switch change.action {
       case .add, .change:
         // `change`: the rules may just have made a refused node readable.
-        guard change.device.devnode != nil, open[change.device.syspath] == nil else { return }
+        guard change.device.devnode != nil else { return }
+        seenDevices[change.device.syspath] = change.device
+        guard open[change.device.syspath] == nil else { return }
         if let error = startReading(change.device) {
           if change.action == .add {
             onProblem(
@@ -128,6 +134,7 @@ public final class ButtonLearner {
           onAdded(change.device)
         }
       case .remove:
+        seenDevices[change.device.syspath] = nil
         if let reading = open.removeValue(forKey: change.device.syspath) {
           reading.watch?.cancel()
           reading.handle.close()

@@ -33,7 +33,9 @@ public enum LearnCommand {
     var learned: LearnedButton?
     var timedOut = false
     learner.onLearned = { info, code in
-      learned = LearnedButton(device: info, keyCode: code, buttonName: options.buttonName, uaccess: options.uaccess)
+      learned = LearnedButton(
+        device: info, keyCode: code, buttonName: options.buttonName, uaccess: options.uaccess,
+        others: Array(learner.seenDevices.values))
       loop.stop()
     }
     learner.onProblem = { message in err.line("actiond learn: \(message)") }

@@ -59,6 +59,27 @@ import Testing
     #expect(try load(learned.snippet).match.matches(device))
   }
 
+  /// Two identical keyboards without a serial share the by-id link: by-path tells them apart.
+  @Test func aSharedLinkIsPassedOver() throws {
+    var twin = Self.keyboard
+    twin.syspath = "/sys/devices/pci0000:00/usb1/1-3/input/input8/event6"
+    twin.links = [
+      "/dev/input/by-path/pci-0000:00:14.0-usb-0:3:1.0-event-kbd",
+      "/dev/input/by-id/usb-Logitech_USB_Keyboard-event-kbd",
+    ]
+    let learned = LearnedButton(device: Self.keyboard, keyCode: 183, others: [Self.keyboard, twin])
+    #expect(learned.sharedLinks == ["/dev/input/by-id/usb-Logitech_USB_Keyboard-event-kbd"])
+    #expect(learned.identity == .link("/dev/input/by-path/pci-0000:00:14.0-usb-0:2:1.0-event-kbd"))
+    let match = try load(learned.snippet).match
+    #expect(match.matches(Self.keyboard) && !match.matches(twin))
+    #expect(learned.udevRule.contains(#"SYMLINK=="input/by-path/pci-0000:00:14.0-usb-0:2:1.0-event-kbd""#))
+    // Every link shared: the name and id.
+    twin.links = Self.keyboard.links
+    #expect(
+      LearnedButton(device: Self.keyboard, keyCode: 183, others: [twin]).identity
+        == .nameAndID(name: "Logitech USB Keyboard", vendor: 0x046d, product: 0xc31c))
+  }
+
   @Test func withoutLinksTheNameAndIDMatchAndPatternCharactersAreLiteral() throws {
     let learned = LearnedButton(device: Self.virtual, keyCode: 148, uaccess: true)
     #expect(learned.identity == .nameAndID(name: Self.virtual.name, vendor: 0x1a86, product: 0xe026))

@@ -95,6 +95,8 @@ import Testing
     h.backend.monitor.pending = [DeviceChange(action: .add, device: late), DeviceChange(action: .remove, device: a)]
     h.loop.fire(h.backend.monitor.fileDescriptor)
     #expect(h.learner.openDevices.isEmpty && h.added.isEmpty)
+    // Seen: what is present, readable or not (for links another device shares).
+    #expect(h.learner.seenDevices.keys.sorted() == [locked.syspath, late.syspath])
     #expect(h.backend.handle(a.syspath)?.isClosed == true)
     #expect(h.problems == ["/dev/input/event3 (test keys) appeared but cannot be read: EACCES (Permission denied)"])
   }
