@@ -83,8 +83,8 @@ public struct InputAccessReport: Hashable, Sendable {
       let group = denied[0].group
       text += " Run `sudo \(learn)` once to learn the button, or `sudo usermod -aG \(group) \(user)` and log in again."
       text +=
-        " Then the udev rule learn prints, ending with ENV{ACTIOND_UACCESS}=\"1\" (--uaccess), lets the desktop's"
-        + " active user read that one device and no other (udev-rules/70-actiond.rules)."
+        " Then the udev rule learn prints, ending with TAG+=\"uaccess\" (--uaccess), lets the desktop's"
+        + " active user read that one device and no other."
     } else {
       let errors = Set(nodes.compactMap(\.error)).sorted().joined(separator: ", ")
       text += ": opening every /dev/input/event* failed (\(errors))."

@@ -9,7 +9,7 @@ public struct LearnOptions: Equatable, Sendable {
   public var timeout: TimeSpan?
   /// The button's name in the snippet and the udev rule.
   public var buttonName = "action"
-  /// The udev rule also sets `ENV{ACTIOND_UACCESS}="1"`.
+  /// The udev rule also adds `TAG+="uaccess"`.
   public var uaccess = false
   public var help = false
 

@@ -16,8 +16,8 @@ public struct LearnedButton: Hashable, Sendable {
   public var keyCode: UInt16
   /// The name the configuration gives the button (`action`, the embedded default's).
   public var buttonName: String
-  /// Whether the udev rule also asks for `ENV{ACTIOND_UACCESS}="1"` (the active desktop
-  /// user may read the device: see udev-rules/70-actiond.rules).
+  /// Whether the udev rule also adds `TAG+="uaccess"` (logind lets the active desktop
+  /// user read the device).
   public var uaccess: Bool
   /// The links other input devices present carry too: two identical keyboards without a
   /// serial number share their by-id link, so it would not tell them apart.
@@ -97,9 +97,12 @@ public struct LearnedButton: Hashable, Sendable {
     return "{ name: \(JSONEncoding.quoted(buttonName)), key: \(key), match: { \(match) } }"
   }
 
-  /// One udev rule line that marks exactly this device `ACTIOND_BUTTON=<name>`, which the
-  /// shipped 70-actiond.rules turns into the `actiond` tag (group `input`, mode 0660, and
-  /// the service started when it appears).
+  /// One udev rule line that marks exactly this device `ACTIOND_BUTTON=<name>` and tags it
+  /// `actiond` (and `uaccess` when asked). The tags are set by the line itself, not left to
+  /// the shipped 70-actiond.rules (which also turns `ACTIOND_BUTTON` into the tag, adds
+  /// group `input`, mode 0660 and starts the service): so the rule works for `make run`
+  /// before anything is installed. `uaccess` must be tagged before 73-seat-late.rules
+  /// applies it; the file's 69 sorts before it.
   public var udevRule: String {
     var parts = [#"SUBSYSTEM=="input""#, #"KERNEL=="event*""#]
     switch identity {
@@ -115,7 +118,8 @@ public struct LearnedButton: Hashable, Sendable {
       parts.append(#"ATTRS{id/product}==""# + hex4(product) + #"""#)
     }
     parts.append(#"ENV{ACTIOND_BUTTON}=""# + buttonName + #"""#)
-    if uaccess { parts.append(#"ENV{ACTIOND_UACCESS}="1""#) }
+    parts.append(#"TAG+="actiond""#)
+    if uaccess { parts.append(#"TAG+="uaccess""#) }
     return parts.joined(separator: ", ")
   }
 
@@ -182,7 +186,7 @@ public struct LearnedButton: Hashable, Sendable {
     if !uaccess {
       lines.append(
         "(for the desktop's active user to read the device, as `make run` does, learn with --uaccess: "
-          + "the rule then ends with ENV{ACTIOND_UACCESS}=\"1\")")
+          + "the rule then ends with TAG+=\"uaccess\")")
     }
     return lines.joined(separator: "\n")
   }

@@ -37,7 +37,7 @@ import Testing
     )
     #expect(
       learned.udevRule
-        == #"SUBSYSTEM=="input", KERNEL=="event*", SYMLINK=="input/by-id/usb-Logitech_USB_Keyboard-event-kbd", ENV{ACTIOND_BUTTON}="action""#
+        == #"SUBSYSTEM=="input", KERNEL=="event*", SYMLINK=="input/by-id/usb-Logitech_USB_Keyboard-event-kbd", ENV{ACTIOND_BUTTON}="action", TAG+="actiond""#
     )
     let button = try load(learned.snippet)
     #expect(button.name == "action" && button.keyCode == 183)
@@ -55,7 +55,7 @@ import Testing
     #expect(learned.identity == .link("/dev/input/by-path/platform-gpio-keys-event"))
     #expect(learned.snippet.contains(#"key: "BTN_0""#))
     #expect(learned.udevRule.contains(#"SYMLINK=="input/by-path/platform-gpio-keys-event""#))
-    #expect(learned.udevRule.hasSuffix(#"ENV{ACTIOND_BUTTON}="user""#))
+    #expect(learned.udevRule.hasSuffix(#"ENV{ACTIOND_BUTTON}="user", TAG+="actiond""#))
     #expect(try load(learned.snippet).match.matches(device))
   }
 
@@ -95,7 +95,7 @@ import Testing
     // udev has no escapes: each pattern character is one `?`, never an alternative `|`.
     #expect(
       learned.udevRule
-        == #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="Foot ?Switch? ?2? ? ?x?", ATTRS{id/vendor}=="1a86", ATTRS{id/product}=="e026", ENV{ACTIOND_BUTTON}="action", ENV{ACTIOND_UACCESS}="1""#
+        == #"SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="Foot ?Switch? ?2? ? ?x?", ATTRS{id/vendor}=="1a86", ATTRS{id/product}=="e026", ENV{ACTIOND_BUTTON}="action", TAG+="actiond", TAG+="uaccess""#
     )
   }
 
@@ -218,7 +218,7 @@ import Testing
     #expect(learn.hasPrefix("no input device is readable by alice: 3 of 3 input devices"))
     #expect(learn.contains("`sudo actiond learn`"))
     #expect(learn.contains("`sudo usermod -aG input alice`"))
-    #expect(learn.contains(#"ENV{ACTIOND_UACCESS}="1""#))
+    #expect(learn.contains(#"TAG+="uaccess""#))
     let advice = report.waitingAdvice(tag: "actiond", learn: ".build/debug/actiond learn")
     #expect(advice.hasPrefix("3 of 3 input devices (/dev/input/event*) belong to group input"))
     #expect(advice.contains("run `sudo .build/debug/actiond learn --uaccess` and press the button"))

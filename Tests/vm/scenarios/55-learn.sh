@@ -64,7 +64,7 @@ snippet=$(awk '/^configuration / { getline; sub(/^  /, ""); print }' text-out.lo
 rule=$(awk '/^udev rule / { getline; sub(/^  /, ""); print }' text-out.log)
 [ "$snippet" = '{ name: "action", key: "KEY_PROG2", match: { name: "actiond-learn-b", id: "0001:0001" } }' ] ||
   fail "snippet: $snippet"
-[ "$rule" = 'SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="actiond-learn-b", ATTRS{id/vendor}=="0001", ATTRS{id/product}=="0001", ENV{ACTIOND_BUTTON}="action", ENV{ACTIOND_UACCESS}="1"' ] ||
+[ "$rule" = 'SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="actiond-learn-b", ATTRS{id/vendor}=="0001", ATTRS{id/product}=="0001", ENV{ACTIOND_BUTTON}="action", TAG+="actiond", TAG+="uaccess"' ] ||
   fail "rule: $rule"
 
 cat >config.json <<CONFIG
@@ -131,7 +131,7 @@ learn_wait usb
 expect_line usb-err.log '^key      KEY_VOLUMEUP \(code 115\)$'
 expect_line usb-err.log '^by-id    /dev/input/by-id/.*QEMU_USB_Keyboard.*-event-kbd$'
 expect_line usb-err.log 'match: \{ link: "/dev/input/by-id/.*QEMU_USB_Keyboard.*-event-kbd" \}'
-expect_line usb-err.log 'SYMLINK=="input/by-id/.*QEMU_USB_Keyboard.*-event-kbd", ENV\{ACTIOND_BUTTON\}="kbd"$'
+expect_line usb-err.log 'SYMLINK=="input/by-id/.*QEMU_USB_Keyboard.*-event-kbd", ENV\{ACTIOND_BUTTON\}="kbd", TAG\+="actiond"$'
 actiond --check-config usb-out.log >check-usb.log 2>&1 || fail "--configuration is not valid: $(cat check-usb.log)"
 expect_line check-usb.log 'OK \(1 button\(s\), 1 control\(s\), 1 assignment\(s\)\)'
 usb_rule=$(awk '/^udev rule / { getline; sub(/^  /, ""); print }' usb-err.log)
