@@ -291,4 +291,40 @@ import Testing
     try h.pump { watch.poll() }
     #expect(watch.exitStatus == 4)
   }
+
+  /// The repository's file at `path` (docs, units, completion), or "" when missing.
+  private static func repositoryFile(_ path: String) -> String { readFile(repositoryPath(path)) ?? "" }
+
+  private static func repositoryPath(_ path: String) -> String {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(4)  // Tests/ActiondLinuxTests/Socket/<file>
+    return parts.joined(separator: "/") + "/" + path
+  }
+
+  /// What the option promises is where users look: usage, man page, protocol.md,
+  /// completion, the user unit, and keyboard-key.md's picture of it.
+  @Test func theDocumentationAndTheUnitNameNotify() {
+    #expect(Actionctl.usage.contains("watch [--button B]... [--kind K]... [--events E,E...] [--notify]"))
+    #expect(
+      Self.repositoryFile("docs/man/actionctl.1.md").contains(
+        "**watch** [**--button** *B*]... [**--kind** *K*]... [**--events** *E*,*E*...] [**--notify**]"))
+    #expect(
+      Self.repositoryFile("docs/protocol.md").contains(
+        "| `watch [--button B]... [--kind K]... [--events E,E...] [--notify]` |"))
+    #expect(Self.repositoryFile("completion/actionctl.bash").contains("--events --notify"))
+    let unit = Self.repositoryFile("systemd/user/actiond-notify.service")
+    for line in [
+      "ExecStart=/usr/local/bin/actionctl watch --notify", "Restart=on-failure", "After=graphical-session.target",
+      "PartOf=graphical-session.target", "WantedBy=graphical-session.target",
+    ] {
+      #expect(unit.split(separator: "\n").contains(Substring(line)), "\(line)")
+    }
+    let guide = Self.repositoryFile("docs/keyboard-key.md")
+    #expect(guide.contains("](desktop-notification.png)"))
+    #expect(guide.contains("systemctl --user enable --now actiond-notify.service"))
+    // The picture is there, and small.
+    var info = stat()
+    #expect(stat(Self.repositoryPath("docs/desktop-notification.png"), &info) == 0)
+    #expect(info.st_size > 1000 && info.st_size < 20_000)
+  }
 }
