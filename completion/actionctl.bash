@@ -86,7 +86,7 @@ _actionctl() {
     perform)
       ((position == 1)) && COMPREPLY=($(compgen -W "--kind $(_actionctl_query buttons) $(_actionctl_query kinds)" -- "$cur")) ;;
     watch)
-      COMPREPLY=($(compgen -W "--button --kind --events" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "--button --kind --events --notify" -- "$cur")) ;;
     check-config)
       ((position == 1)) && _filedir json ;;
   esac

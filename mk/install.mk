@@ -18,6 +18,7 @@ BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 SYSCONFDIR ?= /etc
 LIBDIR_SYSTEMD ?= $(PREFIX)/lib/systemd/system
+LIBDIR_SYSTEMD_USER ?= $(PREFIX)/lib/systemd/user
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 MANDIR ?= $(PREFIX)/share/man
@@ -35,7 +36,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(CURDIR)/mk/static
 MAN_SOURCES := $(wildcard docs/man/*.md)
 MAN_PAGES := $(patsubst docs/man/%.md,.build/man/%,$(MAN_SOURCES))
 # Guides installed next to the examples (those that exist: several areas write them).
-DOC_FILES := $(wildcard docs/*.md)
+DOC_FILES := $(wildcard docs/*.md docs/*.png)
 EXAMPLE_FILES := $(shell [ -d examples ] && find examples -type f | sort)
 HELPER_FILES := $(wildcard examples/bin/*)
 COMPLETION := $(wildcard completion/actionctl.bash)
@@ -73,6 +74,10 @@ install-data: man
 	  > "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.service"
 	chmod 0644 "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.service"
 	install -m 0644 systemd/actiond.socket "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.socket"
+	install -d "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)"
+	sed 's|^ExecStart=/usr/local/bin/actionctl|ExecStart=$(BINDIR)/actionctl|' systemd/user/actiond-notify.service \
+	  > "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
+	chmod 0644 "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
 	install -D -m 0644 systemd/sysusers.d/actiond.conf "$(DESTDIR)$(SYSUSERSDIR)/actiond.conf"
 	install -D -m 0644 udev-rules/70-actiond.rules "$(DESTDIR)$(UDEVRULESDIR)/70-actiond.rules"
 	for page in $(MAN_PAGES); do \
@@ -109,11 +114,13 @@ install-activate:
 	else echo "install: systemd is not running: later run 'systemctl daemon-reload'"; fi; \
 	if udevadm control --ping >/dev/null 2>&1; then run udevadm control --reload; run udevadm trigger --subsystem-match=input --action=change; \
 	else echo "install: udevd is not running: later run 'udevadm control --reload'"; fi; \
-	echo "install: enable with: systemctl enable --now actiond.socket actiond.service"
+	echo "install: enable with: systemctl enable --now actiond.socket actiond.service"; \
+	echo "install: desktop notifications, per user: systemctl --user enable --now actiond-notify.service"
 
 uninstall:
 	rm -f "$(DESTDIR)$(SBINDIR)/actiond" "$(DESTDIR)$(BINDIR)/actionctl"
 	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.service" "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.socket"
+	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
 	rm -f "$(DESTDIR)$(SYSUSERSDIR)/actiond.conf" "$(DESTDIR)$(UDEVRULESDIR)/70-actiond.rules"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/actiond.8" "$(DESTDIR)$(MANDIR)/man1/actionctl.1" \
 	  "$(DESTDIR)$(MANDIR)/man5/actiond.conf.5"

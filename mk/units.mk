@@ -11,6 +11,9 @@
 #   2. `systemd-analyze security --offline=true` on the installed service:
 #      prints the overall exposure and fails above UNITS_MAX_EXPOSURE.
 #   3. `systemd-sysusers` applies the sysusers file to an empty root.
+#   4. `systemd-analyze --user verify` on the installed user unit actiond-notify.service
+#      (the same checks, as a user manager would load it; its runtime directory is a
+#      temporary one, so no user session is needed).
 
 # procps: ExecReload= runs kill(1), which Debian ships in procps (priority important, so on
 # every standard install but not in a minimal root); systemd-analyze verify insists it exists.
@@ -43,7 +46,14 @@ test-units: release man
 	grep -q '^actiond:x:[0-9]*:[0-9]*:[^:]*:/:/usr/sbin/nologin$$' $$tmp/sysroot/etc/passwd \
 	  && grep -q '^actiond:x:[0-9]*:$$' $$tmp/sysroot/etc/group \
 	  || { echo "test-units: systemd-sysusers did not create user and group actiond"; cat $$tmp/sysroot/etc/passwd $$tmp/sysroot/etc/group; exit 1; }; \
-	echo "test-units: systemd-sysusers creates the system user and group actiond"
+	echo "test-units: systemd-sysusers creates the system user and group actiond"; \
+	user_unit=$$prefix/lib/systemd/user/actiond-notify.service; \
+	grep -qx "ExecStart=$$prefix/bin/actionctl watch --notify" $$user_unit \
+	  || { echo "test-units: installed user unit does not start $$prefix/bin/actionctl watch --notify"; exit 1; }; \
+	mkdir -m 0700 $$tmp/runtime; \
+	out=$$(XDG_RUNTIME_DIR=$$tmp/runtime MANPATH=$$prefix/share/man systemd-analyze --user verify --man=yes $$user_unit 2>&1) \
+	  && [ -z "$$out" ] || { echo "test-units: systemd-analyze --user verify:"; echo "$$out"; exit 1; }; \
+	echo "test-units: systemd-analyze --user verify: actiond-notify.service clean"
 
 ## test-activation: the daemon honours what the units promise -- socket
 ## activation (the first client starts it and is answered on the passed

@@ -19,11 +19,12 @@ expected() {
   printf '%s\n' \
     $p/sbin/actiond $p/bin/actionctl \
     $p/lib/systemd/system/actiond.service $p/lib/systemd/system/actiond.socket \
+    $p/lib/systemd/user/actiond-notify.service \
     $p/lib/sysusers.d/actiond.conf $p/lib/udev/rules.d/70-actiond.rules \
     $p/share/man/man8/actiond.8 $p/share/man/man1/actionctl.1 $p/share/man/man5/actiond.conf.5 \
     etc/actiond/actiond.json
   [ -f completion/actionctl.bash ] && echo $p/share/bash-completion/completions/actionctl
-  for f in docs/*.md; do echo "$p/share/doc/actiond/${f#docs/}"; done
+  for f in docs/*.md docs/*.png; do echo "$p/share/doc/actiond/${f#docs/}"; done
   find examples -type f | sed "s|^|$p/share/doc/actiond/|"
   for f in examples/bin/*; do echo "$p/lib/actiond/${f##*/}"; done
 }
@@ -39,6 +40,8 @@ echo "test-install: $(listing "$root" | wc -l) files installed as expected"
 # 2. What the files say.
 grep -qx 'ExecStart=/usr/local/sbin/actiond' "$root/usr/local/lib/systemd/system/actiond.service" \
   || fail "actiond.service does not start /usr/local/sbin/actiond"
+grep -qx 'ExecStart=/usr/local/bin/actionctl watch --notify' "$root/usr/local/lib/systemd/user/actiond-notify.service" \
+  || fail "the user unit actiond-notify.service does not start /usr/local/bin/actionctl watch --notify"
 cmp -s examples/actiond.json "$root/etc/actiond/actiond.json" || fail "default configuration differs from examples/actiond.json"
 for f in usr/local/sbin/actiond usr/local/bin/actionctl; do
   [ "$(stat -c %a "$root/$f")" = 755 ] || fail "$f is not mode 755"
@@ -74,6 +77,8 @@ shipped=$(sed '/^\/\//d' examples/actiond.json)
 mk install-data DESTDIR="$tmp/usr-root" PREFIX=/usr
 grep -qx 'ExecStart=/usr/sbin/actiond' "$tmp/usr-root/usr/lib/systemd/system/actiond.service" \
   || fail "with PREFIX=/usr, actiond.service does not start /usr/sbin/actiond"
+grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$tmp/usr-root/usr/lib/systemd/user/actiond-notify.service" \
+  || fail "with PREFIX=/usr, actiond-notify.service does not start /usr/bin/actionctl"
 [ -f "$tmp/usr-root/usr/lib/udev/rules.d/70-actiond.rules" ] || fail "with PREFIX=/usr, no /usr/lib/udev/rules.d/70-actiond.rules"
 [ -f "$tmp/usr-root/etc/actiond/actiond.json" ] || fail "with PREFIX=/usr, the configuration is not in /etc"
 for f in "$tmp"/usr-root/usr/share/doc/actiond/examples/controls.d/*.json; do

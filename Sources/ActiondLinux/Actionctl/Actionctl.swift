@@ -36,8 +36,9 @@ public enum Actionctl {
       press [BUTTON]                       simulate a short press (announces the hint)
       reload [KIND]                        re-read values and announce changes
       devices                              bound input devices
-      watch [--button B]... [--kind K]... [--events E,E...]
-                                           follow announcements
+      watch [--button B]... [--kind K]... [--events E,E...] [--notify]
+                                           follow announcements; --notify: as desktop
+                                           notifications (notify-send), one per button
       check-config [FILE]                  validate a configuration locally (no daemon needed)
       version                              daemon and client versions
 
@@ -56,6 +57,8 @@ public enum Actionctl {
     var timeout: TimeSpan? = .seconds(60)
     var command = ""
     var arguments: [String] = []
+    /// actionctl's environment, for the programs it runs (`watch --notify`).
+    var environment: [String: String] = [:]
   }
 
   struct UsageError: Error {
@@ -99,6 +102,7 @@ public enum Actionctl {
   /// nil for `--help`.
   static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Options? {
     var options = Options(socket: environment["ACTIOND_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultSocket)
+    options.environment = environment
     var rest: [String] = []
     var i = 0
     var literal = false

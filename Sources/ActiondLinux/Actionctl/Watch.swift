@@ -4,6 +4,7 @@ import Glibc
 /// `actionctl watch`: follows announcements. On a terminal a held button shows its hint
 /// with a bar filling toward the hold threshold (redrawn by timer from the `pressed`
 /// event's deadline, not by polling), then the result: the Dynamic Island analogue.
+/// `--notify` shows the same as desktop notifications instead (``NotificationPlanner``).
 final class Watch {
   let options: Actionctl.Options
   let out: Terminal
@@ -14,10 +15,17 @@ final class Watch {
   /// The hold in progress, drawn as a bar: button, hint, start and deadline (µs, monotonic).
   private var hold: (button: String, hint: String, start: Int64, deadline: Int64)?
   private var redraw: TimerID?
+  private var readWatch: WatchID?
   /// The status line is on screen and must be cleared before other output.
   private var lineOpen = false
   static let frame = TimeSpan.milliseconds(33)
   static let barWidth = 24
+  /// `--notify`: the planner and the notifier; nil without it.
+  private var planner: NotificationPlanner?
+  private var notifier: DesktopNotifier?
+  private var step: TimerID?
+  /// How long a watch that ends waits for its last notifications to be sent.
+  static let notifyDrain = TimeSpan.seconds(2)
 
   init(options: Actionctl.Options, out: Terminal, err: Terminal) {
     self.options = options
@@ -25,15 +33,29 @@ final class Watch {
     self.err = err
   }
 
-  func filter() throws -> SubscriptionFilter {
+  /// `watch`'s arguments: the subscription filter, and whether to notify.
+  struct Arguments {
     var filter = SubscriptionFilter()
-    var a = options.arguments[...]
+    var notify = false
+  }
+
+  static func parse(_ arguments: [String]) throws(Actionctl.UsageError) -> Arguments {
+    var filter = SubscriptionFilter()
+    var notify = false
+    var a = arguments[...]
     while let flag = a.popFirst() {
+      if flag == "--notify" {
+        notify = true
+        continue
+      }
+      guard ["--button", "--kind", "--events"].contains(flag) else {
+        throw Actionctl.UsageError("watch takes --button, --kind, --events and --notify, got \"\(flag)\"")
+      }
       guard let value = a.popFirst() else { throw Actionctl.UsageError("\(flag) needs a value") }
       switch flag {
       case "--button": filter.buttons = (filter.buttons ?? []).union([value])
       case "--kind": filter.kinds = (filter.kinds ?? []).union([value])
-      case "--events":
+      default:
         var names = filter.events ?? []
         for n in value.split(separator: ",") {
           guard let e = EventName(rawValue: String(n)) else {
@@ -43,16 +65,25 @@ final class Watch {
           names.insert(e)
         }
         filter.events = names
-      default: throw Actionctl.UsageError("watch takes --button, --kind and --events, got \"\(flag)\"")
       }
     }
-    return filter
+    return Arguments(filter: filter, notify: notify)
   }
 
   func run() throws -> Actionctl.ExitStatus {
-    let filter = try filter()
+    let arguments = try Self.parse(options.arguments)
+    var notifySend: String?
+    if arguments.notify {
+      // Before connecting: a desktop without libnotify-bin is told so at once.
+      switch DesktopNotifier.locate(path: options.environment["PATH"]) {
+      case .success(let path): notifySend = path
+      case .failure(let unavailable):
+        err.line("actionctl: \(unavailable.message)")
+        return .failed
+      }
+    }
     client = try ControlClient(path: options.socket, timeout: options.timeout)
-    let (message, line) = try client.request(.subscribe(filter), timeout: options.timeout)
+    let (message, line) = try client.request(.subscribe(arguments.filter), timeout: options.timeout)
     if case .error(_, let e) = message {
       if options.json { out.line(line) } else { err.line("actionctl: \(e.message) (\(e.code))") }
       return .failed
@@ -61,13 +92,19 @@ final class Watch {
     // knows the subscription is in place before it triggers anything.
     if options.json { out.line(line) }
     loop = try EventLoop()
+    if let notifySend {
+      planner = NotificationPlanner(buttons: client.hello.buttons)
+      notifier = DesktopNotifier(loop: loop, path: notifySend, environment: options.environment) { [err] in
+        err.line($0)
+      }
+    }
     for signo in [SIGINT, SIGTERM, SIGHUP] {
       try loop.onSignal(signo) { [unowned self] _ in
         self.closeLine()
         self.loop.stop()
       }
     }
-    _ = try loop.register(fd: client.fd, interest: .readable) { [unowned self] _ in self.readable() }
+    readWatch = try loop.register(fd: client.fd, interest: .readable) { [unowned self] _ in self.readable() }
     // Events that arrived together with the subscribe reply are already buffered.
     drainBuffered()
     try loop.run()
@@ -107,10 +144,51 @@ final class Watch {
     closeLine()
     err.line(message)
     self.status = status
-    loop.stop()
+    if let step { loop.cancel(step) }
+    step = nil
+    planner = nil
+    guard let notifier, !notifier.idle else {
+      loop.stop()
+      return
+    }
+    // The last result (`performed` just before the daemon stopped) is still shown, within
+    // a bound: the socket is no longer read, only the children are waited for.
+    if let id = readWatch { loop.unregister(id) }
+    readWatch = nil
+    notifier.onIdle = { [unowned self] in self.loop.stop() }
+    loop.schedule(at: loop.now() + Self.notifyDrain) { [unowned self] _ in self.loop.stop() }
+  }
+
+  /// `--notify`: the event's notification, and the next bar step's timer (none when no
+  /// bar fills: no wakeups between presses).
+  private func notify(_ e: Event) {
+    guard var planner, let notifier else { return }
+    let update = planner.handle(e, now: loop.now())
+    self.planner = planner
+    if let update { notifier.show(update) }
+    scheduleStep()
+  }
+
+  private func scheduleStep() {
+    if let step { loop.cancel(step) }
+    step = nil
+    guard let next = planner?.nextStep else { return }
+    step = loop.schedule(at: next) { [unowned self] now in
+      self.step = nil
+      guard var planner = self.planner, let notifier = self.notifier else { return }
+      for update in planner.step(now: now) { notifier.show(update) }
+      self.planner = planner
+      self.scheduleStep()
+    }
   }
 
   private func show(_ e: Event, line: String) {
+    if notifier != nil {
+      notify(e)
+      // The notifications replace the text; --json still prints the raw lines.
+      if options.json { out.line(line) }
+      return
+    }
     if options.json {
       out.line(line)
       return
