@@ -20,7 +20,9 @@
 APT_PACKAGES += systemd procps
 TEST_TIERS += test-units test-activation test-systemd
 
-UNITS_MAX_EXPOSURE ?= 2.0
+# Measured 1.0 with systemd 252 (the unit's sandbox); 1.5 leaves room for a documented
+# relaxation only.
+UNITS_MAX_EXPOSURE ?= 1.5
 
 .PHONY: test-units
 test-units: release man
@@ -71,7 +73,9 @@ test-activation: release
 ## sysusers creates the user, the first actionctl connection starts the
 ## sandboxed service, which performs, reloads, restarts with its state and stops
 ## cleanly, running as actiond with group input, no capabilities, NoNewPrivs
-## and a seccomp filter (Tests/vm/systemd/run.sh). About 30 s.
+## and a seccomp filter; the shipped udev rule gives a marked feedback LED
+## (ACTIOND_LED=1) to group actiond, and the service drives it through the
+## documented ReadWritePaths= drop-in (Tests/vm/systemd/run.sh). About 2 min.
 .PHONY: test-systemd
 test-systemd: release man
 	Tests/vm/systemd/run.sh

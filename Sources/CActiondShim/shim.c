@@ -78,3 +78,45 @@ int actiond_evdev_write_led(int fd, unsigned int code, int on) {
   }
   return 0;
 }
+
+int actiond_evdev_has_code(int fd, unsigned int type, unsigned int code) {
+  unsigned char bits[(KEY_MAX + 8) / 8] = {0};
+  if (type > EV_MAX || code >= sizeof(bits) * 8) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (ioctl(fd, EVIOCGBIT(type, sizeof(bits)), bits) < 0) return -1;
+  return (bits[code / 8] >> (code % 8)) & 1;
+}
+
+int actiond_evdev_write_event(int fd, unsigned int type, unsigned int code, int value) {
+  struct input_event events[2];
+  memset(events, 0, sizeof(events));
+  events[0].type = (unsigned short)type;
+  events[0].code = (unsigned short)code;
+  events[0].value = value;
+  events[1].type = EV_SYN;
+  events[1].code = SYN_REPORT;
+  ssize_t n = write(fd, events, sizeof(events));
+  if (n < 0) return -1;
+  if ((size_t)n != sizeof(events)) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
+int actiond_evdev_upload_rumble(int fd, unsigned short strong, unsigned short weak, unsigned short length_ms) {
+  struct ff_effect effect;
+  memset(&effect, 0, sizeof(effect));
+  effect.type = FF_RUMBLE;
+  effect.id = -1;
+  effect.u.rumble.strong_magnitude = strong;
+  effect.u.rumble.weak_magnitude = weak;
+  effect.replay.length = length_ms;
+  effect.replay.delay = 0;
+  if (ioctl(fd, EVIOCSFF, &effect) < 0) return -1;
+  return effect.id;
+}
+
+int actiond_evdev_erase_effect(int fd, int id) { return ioctl(fd, EVIOCRMFF, id) < 0 ? -1 : 0; }

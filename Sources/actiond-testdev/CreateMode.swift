@@ -18,6 +18,14 @@ struct DeviceShape {
   /// EV_LED codes (LED_CAPSL, LED_MISC, ...); a device with LEDs reports what it is sent
   /// (see ``Inbox``).
   var leds: [UInt32] = []
+  /// EV_SND codes (SND_TONE, SND_BELL): the device prints every sound it is sent.
+  var sounds: [UInt32] = []
+  /// EV_FF with FF_RUMBLE (libevdev gives uinput ff_effects_max 10): the device answers
+  /// effect uploads and erasures and prints them and every play and stop.
+  var rumble = false
+
+  /// Whether the device reports what it is sent (see ``Inbox``).
+  var hasInbox: Bool { !leds.isEmpty || !sounds.isEmpty || rumble }
 
   /// Like the device the kernel's gpio-keys driver registers for a GPIO button: BUS_HOST,
   /// 0001:0001 (the same id as the AT keyboard), no EV_REP.
@@ -72,6 +80,18 @@ final class VirtualDevice {
         try check(libevdev_enable_event_code(dev, UInt32(EV_LED), led, nil), "enable \(Names.ledName(led))")
       }
     }
+    if !shape.sounds.isEmpty {
+      try check(libevdev_enable_event_type(dev, UInt32(EV_SND)), "enable EV_SND")
+      for sound in shape.sounds {
+        try check(
+          libevdev_enable_event_code(dev, UInt32(EV_SND), sound, nil),
+          "enable \(Names.codeName(type: UInt32(EV_SND), code: sound))")
+      }
+    }
+    if shape.rumble {
+      try check(libevdev_enable_event_type(dev, UInt32(EV_FF)), "enable EV_FF")
+      try check(libevdev_enable_event_code(dev, UInt32(EV_FF), UInt32(FF_RUMBLE), nil), "enable FF_RUMBLE")
+    }
   }
 
   deinit {
@@ -82,9 +102,10 @@ final class VirtualDevice {
   var exists: Bool { uinput != nil }
 
   /// The uinput descriptor, non-blocking, on which the kernel delivers what the device is
-  /// sent (its LED changes); nil for a device without LEDs or one that does not exist.
+  /// sent (its LED changes, sounds, effect requests and plays); nil for a device without
+  /// LEDs, sounds or rumble, or one that does not exist.
   var inboxDescriptor: Int32? {
-    guard !shape.leds.isEmpty, let uinput else { return nil }
+    guard shape.hasInbox, let uinput else { return nil }
     return libevdev_uinput_get_fd(uinput)
   }
 
@@ -209,9 +230,9 @@ struct CreateMode {
     while let argument = cursor.next() {
       switch argument {
       case "--preset": preset = try cursor.value(for: argument)
-      case "--rep", "--no-rep": overrides.append((argument, ""))
+      case "--rep", "--no-rep", "--ff": overrides.append((argument, ""))
       case "--name", "--phys", "--uniq", "--bus", "--id", "--version", "--keys", "--add-keys", "--rep-delay",
-        "--rep-period", "--leds":
+        "--rep-period", "--leds", "--snd":
         overrides.append((argument, try cursor.value(for: argument)))
       case "--": commands += cursor.rest()
       default:
@@ -243,6 +264,8 @@ struct CreateMode {
       case "--rep-delay": shape.repeatDelay = try parseDuration(text)
       case "--rep-period": shape.repeatPeriod = try parseDuration(text)
       case "--leds": shape.leds = try Self.ledList(text)
+      case "--snd": shape.sounds = try Self.soundList(text)
+      case "--ff": shape.rumble = true
       default: preconditionFailure("option \(option) parsed above")
       }
     }
@@ -258,6 +281,18 @@ struct CreateMode {
     let keys = try text.split(separator: ",").map { try Names.keyCode(String($0)) }
     if keys.isEmpty { throw TestDevError.usage("empty key list") }
     return keys
+  }
+
+  static func soundList(_ text: String) throws -> [UInt32] {
+    let sounds = try text.split(separator: ",").map { name in
+      for candidate in [String(name), "SND_" + name.uppercased()] {
+        let code = libevdev_event_code_from_name(UInt32(EV_SND), candidate)
+        if code >= 0 { return UInt32(code) }
+      }
+      throw TestDevError.usage("unknown sound '\(name)' (expected SND_TONE, SND_BELL or SND_CLICK)")
+    }
+    if sounds.isEmpty { throw TestDevError.usage("empty sound list") }
+    return sounds
   }
 
   static func ledList(_ text: String) throws -> [UInt32] {
@@ -294,7 +329,7 @@ struct CreateMode {
   /// with read(2), not stdio, so that waiting for the next one also prints what the device
   /// receives meanwhile; one without reads them as it always did.
   private func nextLines(_ input: inout LineReader, _ device: VirtualDevice) -> [String]? {
-    guard !shape.leds.isEmpty else { return readLine(strippingNewline: true).map { [$0] } }
+    guard shape.hasInbox else { return readLine(strippingNewline: true).map { [$0] } }
     if input.atEnd { return nil }
     Inbox.wait(device: device, until: nil, orReadable: 0)
     return input.read()
@@ -303,7 +338,11 @@ struct CreateMode {
   private func create(_ device: VirtualDevice) throws {
     let node = try device.create()
     let keys = shape.keys.map(Names.keyName).joined(separator: ",")
-    let leds = shape.leds.isEmpty ? "" : " leds=" + shape.leds.map(Names.ledName).joined(separator: ",")
+    var leds = shape.leds.isEmpty ? "" : " leds=" + shape.leds.map(Names.ledName).joined(separator: ",")
+    if !shape.sounds.isEmpty {
+      leds += " snd=" + shape.sounds.map { Names.codeName(type: UInt32(EV_SND), code: $0) }.joined(separator: ",")
+    }
+    if shape.rumble { leds += " ff=FF_RUMBLE" }
     emit(
       "created \(node) syspath=\(device.syspath) name=\"\(shape.name)\" bus=\(Names.busName(shape.bus))"
         + " id=\(Names.hex4(shape.vendor)):\(Names.hex4(shape.product)) rep=\(shape.autorepeat ? "yes" : "no")"

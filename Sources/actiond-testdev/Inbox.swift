@@ -16,8 +16,42 @@ enum Inbox {
     if type == UInt32(EV_LED) {
       return "led \(formatTimestamp(stamp)) \(Names.codeName(type: type, code: code)) \(value)"
     }
+    if type == UInt32(EV_SND) {
+      return "snd \(formatTimestamp(stamp)) \(Names.codeName(type: type, code: code)) \(value)"
+    }
+    if type == UInt32(EV_FF) && code < UInt32(FF_EFFECT_MIN) {
+      return "ff \(formatTimestamp(stamp)) effect=\(code) \(value)"
+    }
     return
       "received \(formatTimestamp(stamp)) \(Names.typeName(type)) \(Names.codeName(type: type, code: code)) \(value)"
+  }
+
+  /// Answers a force-feedback request of the kernel (a process uploaded or removed an
+  /// effect on the device's evdev node and waits for the answer): always success. The line:
+  /// `ff-upload SEC.USEC effect=ID FF_RUMBLE strong=S weak=W length=MS` or
+  /// `ff-erase SEC.USEC effect=ID`.
+  static func answer(fd: Int32, request code: UInt16, id: UInt32, at stamp: MonotonicInstant) -> String {
+    switch Int32(code) {
+    case UI_FF_UPLOAD:
+      var effect = ff_effect()
+      guard actiond_testdev_answer_ff_upload(fd, id, &effect) == 0 else {
+        return "ff-upload \(formatTimestamp(stamp)) failed errno=\(errno)"
+      }
+      let type = Names.codeName(type: UInt32(EV_FF), code: UInt32(effect.type))
+      var details = ""
+      if effect.type == UInt16(FF_RUMBLE) {
+        details = " strong=\(effect.u.rumble.strong_magnitude) weak=\(effect.u.rumble.weak_magnitude)"
+      }
+      return "ff-upload \(formatTimestamp(stamp)) effect=\(effect.id) \(type)\(details) length=\(effect.replay.length)"
+    case UI_FF_ERASE:
+      var effectID: UInt32 = 0
+      guard actiond_testdev_answer_ff_erase(fd, id, &effectID) == 0 else {
+        return "ff-erase \(formatTimestamp(stamp)) failed errno=\(errno)"
+      }
+      return "ff-erase \(formatTimestamp(stamp)) effect=\(effectID)"
+    default:
+      return "received \(formatTimestamp(stamp)) EV_UINPUT \(code) \(id)"
+    }
   }
 
   /// Prints every event waiting on `fd` (non-blocking); returns at EAGAIN or when the
@@ -30,6 +64,10 @@ enum Inbox {
       guard n > 0 else { return }
       for event in events.prefix(n / MemoryLayout<input_event>.stride) {
         let stamp = MonotonicInstant(seconds: Int64(event.time.tv_sec), microseconds: Int64(event.time.tv_usec))
+        if event.type == UInt16(EV_UINPUT) {
+          emit(answer(fd: fd, request: event.code, id: UInt32(bitPattern: event.value), at: stamp))
+          continue
+        }
         emit(line(type: UInt32(event.type), code: UInt32(event.code), value: event.value, at: stamp))
       }
     }

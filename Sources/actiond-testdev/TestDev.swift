@@ -64,6 +64,9 @@ struct TestDev {
             --add-keys K1,...  --rep | --no-rep  --rep-delay D  --rep-period D
             --leds L1,...  EV_LED codes (LED_CAPSL or capsl): the device prints every LED
                            change it is sent, as the kernel delivers it to the uinput fd
+            --snd S1,...   EV_SND codes (SND_TONE, SND_BELL or tone): prints every sound it is sent
+            --ff           EV_FF FF_RUMBLE (ff_effects_max 10): answers effect uploads and
+                           erasures from its uinput fd, prints them and every play and stop
           commands:
             down KEY | up KEY | press KEY DURATION | sleep DURATION
             repeat KEY N every DURATION     (N autorepeat events, value 2)
@@ -71,7 +74,10 @@ struct TestDev {
           durations: 700ms, 1.5s, 250us.  keys: KEY_PROG1, BTN_0, or prog1.
           prints: "created DEVNODE ...", "sent SEC.USEC EV_KEY KEY VALUE", "destroyed SEC.USEC",
             and with --leds "led SEC.USEC LED VALUE" for each LED change the device receives
-            (the kernel's stamp; writing an LED's current value delivers nothing).
+            (the kernel's stamp; writing an LED's current value delivers nothing); with --snd
+            "snd SEC.USEC SND_TONE HZ" (0: silence); with --ff "ff-upload SEC.USEC effect=ID
+            FF_RUMBLE strong=S weak=W length=MS", "ff SEC.USEC effect=ID 1|0" (play, stop) and
+            "ff-erase SEC.USEC effect=ID".
         actiond-testdev read (DEVNODE | --name NAME) [--timeout D] [--count N] [--wait D] [--grab]
             Prints "opened DEVNODE ...", then "event SEC.USEC TYPE CODE VALUE" for every event
             but SYN_REPORT; ends with "timeout" after D without events (default 10s), "count"

@@ -596,6 +596,12 @@ def vm(args):
     deadlines = [d for _, d, _ in pressed]
     if not set(t for t, _ in held) <= set(deadlines):
         sys.exit("bench: actiond: a held time is not the deadline of a pressed")
+    # The threshold tick: the feedback LED's change as the kernel delivered it to its device
+    # (microseconds), each paired with the first deadline at or before it (a tick cannot come
+    # before its hold's deadline: early=0; later holds tick too and stay unpaired).
+    if "ticks.log" in files[act]:
+        series["actiondTick"] = paired([t for t, _ in held], [v * 1000 for v in values(files[act]["ticks.log"], "tick")],
+                                       "actiond tick", early=0)
     records = need(act, "actiond-rec.log")
     # The blast comes after every hold series: a blast press that a guest stall stretched past
     # the threshold (its key-up written late) is a real hold and runs the command too. Such
@@ -706,6 +712,8 @@ SERIES = {
     "actiondPressed": ("actiond `pressed` → subscriber", "key-down kernel timestamp → a socket subscriber's read()"),
     "reactorPress": ("C reactor key-down → subscriber (limit)", "the same through a minimal epoll reactor and a socketpair"),
     "actiondHeld": ("actiond `held` → subscriber", "hold deadline (key-down + threshold) → a subscriber's read()"),
+    "actiondTick": ("actiond threshold tick (feedback LED)",
+                    "hold deadline → the kernel's delivery of the sysfs LED's change to its device (issue 17)"),
     "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
     "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
     "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
@@ -1324,7 +1332,8 @@ def report(args):
             "",
             "### Announcements",
             "",
-            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "timerfd", "reactorTimer"],
+            *table(["actiondPressed", "reactorPress", "actiondHeld", "actiondTick", "reactorSubHeld", "timerfd",
+                    "reactorTimer"],
                    series),
             "",
             "### Event → command start",

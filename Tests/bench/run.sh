@@ -22,6 +22,7 @@ start=$(date +%s)
 release=(-c release --static-swift-stdlib -Xlinker "-L$repo/mk/static-libstdc++")
 swift build "${release[@]}" --product actiond
 swift build "${release[@]}" --product actionctl
+swift build "${release[@]}" --product actiond-testdev
 swift build -c release --product actiond-bench
 bin=$(swift build "${release[@]}" --show-bin-path)
 cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"

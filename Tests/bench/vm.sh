@@ -44,7 +44,7 @@ for b in ${BENCH_EXTRA_BINS:-}; do extra_bins+=(--bin "$b"); done
 rules=()
 for r in "$repo"/udev-rules/*.rules; do rules+=(--rules "$r"); done
 "$vmdir/mkinitramfs.sh" --cache "$cache" --out "$out/base.cpio" --bin "$bin/actiond" --bin "$bin/actionctl" \
-  --bin "$tool" --bin "$thd" --bin /usr/bin/dash "${extra_bins[@]}" "${rules[@]}" "${scenarios[@]}"
+  --bin "$bin/actiond-testdev" --bin "$tool" --bin "$thd" --bin /usr/bin/dash "${extra_bins[@]}" "${rules[@]}" "${scenarios[@]}"
 
 # A second archive the kernel unpacks over the first: the 9p modules, the settings, the
 # bench helpers and the python script.

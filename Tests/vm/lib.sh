@@ -218,6 +218,32 @@ wait_led_count() {
   wait_count "$1" "^led [0-9.]+ $2 [01]\$" "$3" "${4:-$WAIT_MS}"
 }
 
+# The same for what a device created with --snd or --ff receives. KIND is snd (NAME: SND_TONE,
+# SND_BELL) or ff (NAME: effect=ID, VALUE 1 play, 0 stop).
+# inbox_time_us FILE KIND NAME VALUE [NTH]: the stamp (microseconds) of the NTH such line.
+inbox_time_us() {
+  awk -v kind="$2" -v name="$3" -v value="$4" -v nth="${5:-1}" '
+    $1 == kind && $3 == name && $4 == value {
+      if (++seen == nth) { split($2, t, "."); sub(/^0+/, "", t[2]); printf "%d%06d\n", t[1], t[2]; exit }
+    }' "$1"
+}
+
+# inbox_values FILE KIND NAME: the values NAME took, in order, space-separated ("1500 0").
+inbox_values() {
+  awk -v kind="$2" -v name="$3" '$1 == kind && $3 == name { printf "%s%s", sep, $4; sep = " " } END { print "" }' "$1"
+}
+
+# expect_inbox_values FILE KIND NAME VALUES: NAME took exactly VALUES, in order.
+expect_inbox_values() {
+  _got=$(inbox_values "$1" "$2" "$3")
+  [ "$_got" = "$4" ] || { grep -E "^(snd|ff|ff-upload|ff-erase) " "$1"; fail "$2 $3 took '$_got', expected '$4'"; }
+}
+
+# wait_inbox_count FILE KIND NAME N [TIMEOUT_MS]: until NAME took N values.
+wait_inbox_count() {
+  wait_count "$1" "^$2 [0-9.]+ $3 -?[0-9]+\$" "$4" "${5:-$WAIT_MS}"
+}
+
 # led_trigger NAME: the active trigger of LED class device NAME (the bracketed word).
 led_trigger() {
   sed -n 's/.*\[\([^]]*\)\].*/\1/p' "/sys/class/leds/$1/trigger"

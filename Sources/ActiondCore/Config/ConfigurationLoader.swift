@@ -303,7 +303,9 @@ public enum ConfigurationLoader {
 
   // MARK: - Feedback
 
-  static let feedbackKeys = ["led", "sysfs", "on", "indicator", "patterns"]
+  static let feedbackKeys = [
+    "led", "sysfs", "sound", "rumble", "hz", "strength", "device", "on", "indicator", "patterns",
+  ]
 
   /// A button's `feedback` list. `sysfsLEDs` gets every LED class device named so far
   /// (over all buttons): one LED serves one output.
@@ -316,23 +318,26 @@ public enum ConfigurationLoader {
     }
     var outputs: [FeedbackOutput] = []
     var inputLEDs: [UInt16: Int] = [:]
+    var beepers: [FeedbackDevice: Int] = [:]
     for (i, element) in array.enumerated() {
       let p = path / i
       guard let o = r.object(element, p, allowed: feedbackKeys) else { continue }
       var light: FeedbackOutput.Light?
       var ok = true
-      switch (o["led"], o["sysfs"]) {
-      case (nil, nil):
+      let kinds = ["led", "sysfs", "sound", "rumble"].filter { o[$0] != nil }
+      switch kinds.first {
+      case nil:
         r.report(
           p,
-          "needs led (an LED of the button's input device, such as \"LED_CAPSL\") or sysfs (an LED class "
-            + "device under /sys/class/leds, such as \"ACT\")")
+          "needs led (an LED of the button's input device, such as \"LED_CAPSL\"), sysfs (an LED class "
+            + "device under /sys/class/leds, such as \"ACT\"), sound (\"SND_TONE\" or \"SND_BELL\") or "
+            + "rumble (\"FF_RUMBLE\")")
         ok = false
-      case (.some, .some):
-        r.report(p / "sysfs", "cannot be given with led: an output is one LED")
+      case _ where kinds.count > 1:
+        r.report(p / kinds[1], "cannot be given with \(kinds[0]): an output is one LED, beeper or motor")
         ok = false
-      case (let v?, nil):
-        if let code = readLED(v, p / "led", r) {
+      case "led":
+        if let code = readLED(o["led"]!, p / "led", r) {
           if let first = inputLEDs[code] {
             r.report(p / "led", "the same LED as feedback[\(first)]")
             ok = false
@@ -343,8 +348,8 @@ public enum ConfigurationLoader {
         } else {
           ok = false
         }
-      case (nil, let v?):
-        if let name = readSysfsLED(v, p / "sysfs", r) {
+      case "sysfs":
+        if let name = readSysfsLED(o["sysfs"]!, p / "sysfs", r) {
           if let first = sysfsLEDs[name] {
             r.report(p / "sysfs", "LED \(name) is already driven by \(first) (one LED, one output)")
             ok = false
@@ -355,10 +360,32 @@ public enum ConfigurationLoader {
         } else {
           ok = false
         }
+      default:
+        light = readSoundOrRumble(o, p, r, kind: kinds[0])
+        if let light, case .sound(_, _, let device) = light {
+          if let first = beepers[device] {
+            r.report(p / "sound", "the same beeper (\(device)) as feedback[\(first)]")
+            ok = false
+          } else {
+            beepers[device] = i
+          }
+        }
+        if light == nil { ok = false }
+      }
+      for key in ["hz", "strength", "device"] where o[key] != nil {
+        let allowed = key == "hz" ? ["sound"] : key == "strength" ? ["rumble"] : ["sound", "rumble"]
+        guard let kind = kinds.first, !allowed.contains(kind) else { continue }
+        r.report(p / key, "is for \(allowed.joined(separator: " and ")) outputs, not \(kind)")
+        ok = false
       }
       var indicator = false
       if let b = r.bool(in: o, "indicator", p) { indicator = b } else if o["indicator"] != nil { ok = false }
-      var moments = indicator ? [] : FeedbackMoment.allCases
+      // By the kind given, so that it is reported even when the output has other mistakes.
+      if indicator, let kind = kinds.first, kind == "sound" || kind == "rumble" {
+        r.report(p / "indicator", "needs a light (led or sysfs): a \(kinds[0]) output cannot show a state while idle")
+        ok = false
+      }
+      var moments = indicator ? [] : light.map(FeedbackOutput.defaultMoments(for:)) ?? FeedbackMoment.allCases
       if let v = o["on"] {
         if let m = readMoments(v, p / "on", r) { moments = m } else { ok = false }
       }
@@ -399,6 +426,67 @@ public enum ConfigurationLoader {
       r.report(path, "must be an LED name such as \"LED_CAPSL\" or an LED code, got \(value.typeName)")
       return nil
     }
+  }
+
+  /// A `sound` output (`SND_TONE` with `hz`, or `SND_BELL`) or a `rumble` one
+  /// (`FF_RUMBLE` with `strength`), on `device` or the button's own device.
+  private static func readSoundOrRumble(
+    _ o: JSONObject, _ p: JSONPath, _ r: ConfigurationReader, kind: String
+  ) -> FeedbackOutput.Light? {
+    var ok = true
+    var device = FeedbackDevice.button
+    if let v = o["device"] {
+      if let text = r.string(v, p / "device", maxLength: 255) {
+        device = FeedbackDevice(configured: text)
+        if case .path(let path) = device, path.hasSuffix("/") || path.split(separator: "/").contains("..") {
+          r.report(
+            p / "device",
+            "must be an input event device node such as /dev/input/event5 or a link to one, or a device "
+              + "name such as \"PC Speaker\", got \(JSONEncoding.quoted(text))")
+          ok = false
+        }
+      } else {
+        ok = false
+      }
+    }
+    if kind == "sound" {
+      var code: UInt16?
+      if let name = r.string(o["sound"]!, p / "sound") {
+        code = SoundCodes.code(named: name) ?? SoundCodes.code(named: "SND_" + name.uppercased())
+        if code == nil || !name.hasPrefix("SND_") {
+          var message = "unknown sound \(JSONEncoding.quoted(name)): SND_TONE (a tone of hz) or SND_BELL"
+          if let code { message += " (did you mean \(SoundCodes.name(of: code))?)" }
+          r.report(p / "sound", message)
+          code = nil
+        }
+      }
+      var hertz = SoundCodes.defaultHertz
+      if let v = o["hz"] {
+        if code == SoundCodes.bell {
+          r.report(p / "hz", "is for SND_TONE: SND_BELL rings at the device's own pitch")
+          ok = false
+        } else if let h = r.integer(v, p / "hz", range: SoundCodes.hertzRange, unit: " Hz") {
+          hertz = Int32(h)
+        } else {
+          ok = false
+        }
+      }
+      guard ok, let code else { return nil }
+      return .sound(code: code, hertz: code == SoundCodes.tone ? hertz : 1, device: device)
+    }
+    if let name = r.string(o["rumble"]!, p / "rumble") {
+      if name != RumbleEffect.name {
+        r.report(p / "rumble", "unknown effect \(JSONEncoding.quoted(name)): the rumble effect is \"FF_RUMBLE\"")
+        ok = false
+      }
+    } else {
+      ok = false
+    }
+    var strength = RumbleEffect.defaultStrength
+    if let v = o["strength"] {
+      if let s = r.integer(v, p / "strength", range: 1...100, unit: "%") { strength = Int(s) } else { ok = false }
+    }
+    return ok ? .rumble(strength: strength, device: device) : nil
   }
 
   /// The directory LED class devices live in; `sysfs` names one of them.

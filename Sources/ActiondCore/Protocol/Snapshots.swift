@@ -167,12 +167,22 @@ public struct ButtonStatus: Hashable, Sendable {
     return b.value
   }
 
-  /// `{"led":"LED_CAPSL","on":["held"],"indicator":false}` or `{"sysfs":"ACT",...}`.
+  /// `{"led":"LED_CAPSL","on":["held"],"indicator":false}`, `{"sysfs":"ACT",...}`,
+  /// `{"sound":"SND_TONE","hz":1000,"device":"PC Speaker",...}` or
+  /// `{"rumble":"FF_RUMBLE","strength":100,...}` (`device` left out for the button's own).
   static func json(of output: FeedbackOutput) -> JSONValue {
     var b = ObjectBuilder()
     switch output.light {
     case .inputLED(let code): b.set("led", LEDCodes.name(of: code) ?? String(code))
     case .sysfs(let name): b.set("sysfs", name)
+    case .sound(let code, let hertz, let device):
+      b.set("sound", SoundCodes.name(of: code))
+      if code == SoundCodes.tone { b.set("hz", Int64(hertz)) }
+      if let device = device.configured { b.set("device", device) }
+    case .rumble(let strength, let device):
+      b.set("rumble", RumbleEffect.name)
+      b.set("strength", Int64(strength))
+      if let device = device.configured { b.set("device", device) }
     }
     b.set("on", strings: output.moments.map(\.rawValue))
     b.set("indicator", output.indicator)
@@ -187,6 +197,17 @@ public struct ButtonStatus: Hashable, Sendable {
         throw .badRequest("unknown LED \"\(led)\" in a feedback output")
       }
       light = .inputLED(code: code)
+    } else if let sound = try r.optionalString("sound") {
+      guard let code = SoundCodes.code(named: sound) else {
+        throw .badRequest("unknown sound \"\(sound)\" in a feedback output")
+      }
+      let device = try r.optionalString("device").map(FeedbackDevice.init(configured:)) ?? .button
+      let hertz = try r.optionalInteger("hz").map { Int32(clamping: $0) } ?? SoundCodes.defaultHertz
+      light = .sound(code: code, hertz: code == SoundCodes.tone ? hertz : 1, device: device)
+    } else if try r.optionalString("rumble") != nil {
+      let device = try r.optionalString("device").map(FeedbackDevice.init(configured:)) ?? .button
+      let strength = try r.optionalInteger("strength").map { Int(clamping: $0) } ?? RumbleEffect.defaultStrength
+      light = .rumble(strength: strength, device: device)
     } else {
       light = .sysfs(name: try r.string("sysfs"))
     }

@@ -47,6 +47,7 @@ final class FeedbackDriver {
       factory.light(for: schedulers.schedulers[i].output, button: indices[i], buttonName: schedulers.buttons[i])
     }
     for (i, light) in lights.enumerated() {
+      bind(i)
       logger.debug("button \(schedulers.buttons[i]): feedback on \(light.label): \(schedulers.schedulers[i].output)")
     }
   }
@@ -68,6 +69,9 @@ final class FeedbackDriver {
   func deviceAppeared(button: String) {
     guard !stopped else { return }
     for i in schedulers.schedulers.indices where schedulers.buttons[i] == button {
+      // A beeper or motor on the button's device binds to the new descriptor (its effect
+      // uploaded there) before anything plays.
+      bind(i)
       guard case .inputLED = schedulers.schedulers[i].output.light else { continue }
       let shown = schedulers.schedulers[i].shown
       guard shown != .release else { continue }
@@ -87,6 +91,23 @@ final class FeedbackDriver {
 
   private func end() {
     apply(schedulers.end())
+    for light in lights { light.unbind() }
+  }
+
+  /// Binds output `i` (see ``FeedbackLight/bind()``); a failure is logged like a failed write.
+  private func bind(_ i: Int) {
+    do {
+      try lights[i].bind()
+    } catch {
+      failed(i, error)
+    }
+  }
+
+  private func failed(_ output: Int, _ error: FeedbackLightError) {
+    guard failing.insert(output).inserted else { return }
+    logger.warning(
+      "button \(schedulers.buttons[output]): feedback on \(lights[output].label) failed: \(error) "
+        + "(not logged again until it works)", event: "feedback-failed")
   }
 
   private func apply(_ actions: [FeedbackSchedulers.Action]) {
@@ -105,11 +126,7 @@ final class FeedbackDriver {
           logger.info("feedback on \(light.label) works again", event: "feedback-recovered")
         }
       } catch {
-        if failing.insert(action.output).inserted {
-          logger.warning(
-            "button \(schedulers.buttons[action.output]): feedback on \(light.label) failed: \(error) "
-              + "(not logged again until it works)", event: "feedback-failed")
-        }
+        failed(action.output, error)
       }
     }
     rearm()

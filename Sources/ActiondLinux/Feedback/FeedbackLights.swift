@@ -23,6 +23,18 @@ public protocol FeedbackLight: AnyObject {
   /// Restores what the light showed before it was taken; nothing (false) when it is not
   /// taken, or its device went away with it.
   @discardableResult func release() throws(FeedbackLightError) -> Bool
+  /// The output was configured, or its button's device appeared: a beeper or motor checks
+  /// its device and uploads its effect now (an LED needs nothing: it is taken at its first
+  /// write).
+  func bind() throws(FeedbackLightError)
+  /// The output goes (a reload replaced it, the daemon stops), after its release: an
+  /// uploaded effect is removed, a device opened for it closed.
+  func unbind()
+}
+
+extension FeedbackLight {
+  public func bind() throws(FeedbackLightError) {}
+  public func unbind() {}
 }
 
 /// Makes the light of each configured feedback output.
@@ -43,24 +55,37 @@ public protocol ButtonDeviceLEDs: AnyObject {
   func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError)
   /// Whether `device` is still open (a device that went away took its LED with it).
   func isOpen(device: String) -> Bool
+  /// The descriptor the input layer holds for `device` while it is open: a beeper or a
+  /// rumble on the button's own device writes (and uploads its effect) there.
+  func descriptor(device: String) -> Int32?
 }
 
-/// The real lights: LED class devices under `ledsDirectory` and the LEDs of the buttons'
-/// own input devices through `inputLEDs` (nil: the input source has none, every `led`
-/// output then fails its writes, logged once).
+/// The real lights: LED class devices under `ledsDirectory`, the LEDs of the buttons' own
+/// input devices through `inputLEDs` (nil: the input source has none, every `led` output
+/// then fails its writes, logged once), and beepers and rumble motors through `evdev` on
+/// the buttons' own devices or the ones the outputs name.
 public final class LinuxFeedbackLights: FeedbackLightFactory {
   public let ledsDirectory: String
   private weak var inputLEDs: (any ButtonDeviceLEDs)?
+  private let evdev: any FeedbackEvdev
 
-  public init(ledsDirectory: String = ConfigurationLoader.ledsDirectory, inputLEDs: (any ButtonDeviceLEDs)?) {
+  public init(
+    ledsDirectory: String = ConfigurationLoader.ledsDirectory, inputLEDs: (any ButtonDeviceLEDs)?,
+    evdev: any FeedbackEvdev = LinuxFeedbackEvdev()
+  ) {
     self.ledsDirectory = ledsDirectory
     self.inputLEDs = inputLEDs
+    self.evdev = evdev
   }
 
   public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
     switch output.light {
     case .sysfs(let name): SysfsLED(directory: ledsDirectory + "/" + name)
     case .inputLED(let code): InputDeviceLED(leds: inputLEDs, button: button, buttonName: buttonName, code: code)
+    case .sound(_, _, let device), .rumble(_, let device):
+      EvdevFeedbackOutput(
+        kind: EvdevFeedbackOutput.kind(of: output)!, device: device, button: button, buttonName: buttonName,
+        deviceLEDs: inputLEDs, evdev: evdev)
     }
   }
 }

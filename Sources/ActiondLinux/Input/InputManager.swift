@@ -455,6 +455,8 @@ extension InputManager: ButtonDeviceLEDs {
 
   public func isOpen(device syspath: String) -> Bool { open[syspath] != nil }
 
+  public func descriptor(device syspath: String) -> Int32? { open[syspath]?.handle.fileDescriptor }
+
   private func ledDescriptor(_ syspath: String) throws(SystemCallError) -> (Int32, String) {
     guard let device = open[syspath] else { throw SystemCallError("write an LED of \(syspath)", Errno(ENODEV)) }
     return (device.handle.fileDescriptor, device.info.devnode ?? syspath)

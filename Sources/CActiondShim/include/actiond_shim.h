@@ -84,4 +84,17 @@ int actiond_evdev_led_state(int fd, unsigned int code);
 /// SYN_REPORT. 0, or -1 with errno set (EAGAIN included).
 int actiond_evdev_write_led(int fd, unsigned int code, int on);
 
+// MARK: evdev beeper and rumble (feedback)
+
+/// Whether the evdev descriptor `fd` has event `code` of `type` (EVIOCGBIT; `type` 0 asks
+/// for the event type `code` itself): 1 or 0, -1 with errno set.
+int actiond_evdev_has_code(int fd, unsigned int type, unsigned int code);
+/// One write(2) of event `type` `code` `value` and SYN_REPORT. 0, or -1 with errno set.
+int actiond_evdev_write_event(int fd, unsigned int type, unsigned int code, int value);
+/// Uploads an FF_RUMBLE effect (EVIOCSFF) of both magnitudes `strong` and `weak`, playing
+/// `length_ms` (0: until stopped): its effect id, or -1 with errno set.
+int actiond_evdev_upload_rumble(int fd, unsigned short strong, unsigned short weak, unsigned short length_ms);
+/// Removes effect `id` (EVIOCRMFF). 0, or -1 with errno set.
+int actiond_evdev_erase_effect(int fd, int id);
+
 #endif

@@ -180,4 +180,5 @@ private final class RecordingButtonLEDs: ButtonDeviceLEDs {
     calls.append("set \(LEDCodes.name(of: code) ?? "") \(on ? 1 : 0)")
   }
   func isOpen(device: String) -> Bool { device == self.device }
+  func descriptor(device: String) -> Int32? { device == self.device ? 7 : nil }
 }

@@ -34,6 +34,7 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
     lit["\(device) \(code)"] = on
   }
   func isOpen(device: String) -> Bool { openDevices.contains(device) }
+  func descriptor(device: String) -> Int32? { openDevices.contains(device) ? Int32(device.dropFirst(5)) : nil }
 }
 
 @Suite struct FeedbackLightsTests {

@@ -299,6 +299,24 @@ import Testing
     #expect(throws: ProtocolError.self) { try ButtonStatus(json: bad) }
   }
 
+  /// A beeper and a rumble in status: the sound with its frequency and device, the rumble
+  /// with its strength; both read back.
+  @Test func statusShowsSoundAndRumbleOutputs() throws {
+    var lit = Self.panel
+    lit.feedback = [
+      FeedbackOutput(light: .sound(code: SoundCodes.tone, hertz: 880, device: .named("PC Speaker")), moments: [.held]),
+      FeedbackOutput(light: .rumble(strength: 60, device: .button), moments: [.held, .failed]),
+    ]
+    #expect(
+      Render.buttons([lit]).split(separator: "\n").last
+        == #"feedback of panel: sound SND_TONE 880 Hz on device "PC Speaker" (held); rumble 60% (held, failed)"#)
+    #expect(
+      JSONEncoding.compact(lit.json).hasSuffix(
+        #""feedback":[{"sound":"SND_TONE","hz":880,"device":"PC Speaker","on":["held"],"indicator":false},"#
+          + #"{"rumble":"FF_RUMBLE","strength":60,"on":["held","failed"],"indicator":false}]}"#))
+    #expect(try ButtonStatus(json: lit.json) == lit)
+  }
+
   @Test func assignAndPressRepliesNameTheGestures() {
     let hello = Hello(client: ClientAccess(uid: 0, gid: 0, pid: 1, control: true), buttons: [])
     #expect(

@@ -8,6 +8,8 @@
 # the test unit connects with actionctl, so actiond.socket starts
 # actiond.service with its whole sandbox; then it performs, reloads and
 # inspects the running service (user, groups, capabilities, seccomp, state),
+# drives a sysfs feedback LED through the shipped udev rule and the documented
+# drop-in (Debian's udev package, fetched for the VM tier, is overlaid on /usr),
 # and powers off. The Swift toolchain is not visible in the guest (/usr/local
 # is replaced).
 set -euo pipefail
@@ -28,11 +30,39 @@ mkdir -p "$root"/{bin,proc,sys,dev,run,newroot,stage}
 make -C "$top" --no-print-directory -s install-bin install-data DESTDIR="$root/stage" >"$work/install.log" 2>&1 \
   || { cat "$work/install.log" >&2; die "make install"; }
 install -m 0755 "$(command -v busybox)" "$root/bin/busybox"
-for m in 9p 9pnet_virtio virtio_pci; do
+for m in 9p 9pnet_virtio virtio_pci overlay evdev uinput; do
   modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' >"$work/modules"
 mkdir -p "$root/modules"
 n=0; while read -r ko; do n=$((n + 1)); cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")"; done <"$work/modules"
+
+# udev: this machine's /usr has none (the VM tier fetches Debian's package, the same version
+# as this systemd). The guest gets the package's files as a read-only overlay layer over /usr
+# (its /lib and /bin mapped into usr/, as on a merged-/usr install), so systemd starts
+# systemd-udevd with the package's own units, and udevd reads the shipped rule from
+# /usr/local/lib/udev/rules.d.
+udev_root=$(realpath "$cache/udev/root")
+mkdir -p "$root/udev-usr"
+cp -a "$udev_root/usr/." "$root/udev-usr/"
+for d in bin lib sbin; do
+  [[ -d $udev_root/$d ]] || continue
+  mkdir -p "$root/udev-usr/$d" && cp -a "$udev_root/$d/." "$root/udev-usr/$d/"
+done
+mkdir -p "$root/stage/etc/udev" && cp -a "$udev_root/etc/udev/." "$root/stage/etc/udev/"
+
+# The device tool, for an input device with LEDs (its inputN::capslock LED class device is
+# the sysfs LED the sandboxed service drives): built like the release binaries, with the Swift
+# runtime linked in, since the toolchain is not visible in the guest; libevdev comes from /usr.
+swift build -c release --static-swift-stdlib -Xlinker -L"$top/mk/static-libstdc++" --product actiond-testdev \
+  >"$work/testdev-build.log" 2>&1 || { cat "$work/testdev-build.log" >&2; die "building actiond-testdev"; }
+testdev_bin=$(swift build -c release --static-swift-stdlib --show-bin-path)/actiond-testdev
+install -D -m 0755 "$testdev_bin" "$root/stage/usr/local/libexec/actiond-vmtest/actiond-testdev"
+# The local rule the shipped 70-actiond.rules expects for a feedback LED (ACTIOND_LED=1): the
+# Caps Lock LED of the device named actiond-led-test only.
+mkdir -p "$root/stage/etc/udev/rules.d"
+cat >"$root/stage/etc/udev/rules.d/69-actiond-local.rules" <<'RULES'
+SUBSYSTEM=="leds", KERNEL=="input*::capslock", ATTRS{name}=="actiond-led-test", ENV{ACTIOND_LED}="1"
+RULES
 
 # The test, run by systemd once the system is up.
 mkdir -p "$root/stage/etc/systemd/system"
@@ -127,6 +157,90 @@ systemctl daemon-reload && systemctl restart actiond.service || fail "restart wi
 out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1) || fail "exec intent with ReadWritePaths=/srv/actiond-test: $out"
 [ "$(stat -c %U /srv/actiond-test/flag 2>/dev/null)" = actiond ] || fail "the exec intent did not create /srv/actiond-test/flag as actiond"
 say "with the drop-in ReadWritePaths=/srv/actiond-test: $out; flag owned by $(stat -c %U /srv/actiond-test/flag)"
+
+# Feedback on a sysfs LED (issue 17): the shipped rule gives group actiond the brightness and
+# trigger of the LED a local rule marked (69-actiond-local.rules), and of no other; the
+# sandbox (ProtectSystem=strict, ProtectKernelTunables=yes) keeps /sys read-only until the
+# documented drop-in names the LED's two files; then the service drives it.
+testdev=/usr/local/libexec/actiond-vmtest/actiond-testdev
+# led_device NAME FIFO LOG FD: a uinput device NAME with LED_CAPSL, kept alive by FIFO (open
+# for writing on FD: the tool's open of FIFO waits for it); prints every LED change it
+# receives into LOG.
+led_device() {
+  mkfifo "$2"
+  "$testdev" create --name "$1" --keys KEY_F1 --leds LED_CAPSL <"$2" >"$3" 2>&1 &
+  eval "exec $4>\"\$2\""
+  i=0; until grep -q '^created ' "$3" 2>/dev/null; do i=$((i + 1)); [ $i -le 300 ] || fail "$1 not created: $(cat "$3")"; sleep 0.1; done
+}
+led_device actiond-led-test /run/led.fifo /run/led.log 8
+led_device actiond-led-other /run/other.fifo /run/other.log 9
+udevadm settle --timeout=30
+led=$(grep -lx actiond-led-test /sys/class/leds/input*::capslock/device/name); led=${led%/device/name}; led=${led##*/}
+other=$(grep -lx actiond-led-other /sys/class/leds/input*::capslock/device/name); other=${other%/device/name}; other=${other##*/}
+[ -n "$led" ] && [ -n "$other" ] || fail "no inputN::capslock LED class devices: $(ls /sys/class/leds)"
+for f in brightness trigger; do
+  perm=$(stat -c '%G %A' "/sys/class/leds/$led/$f")
+  say "rule: /sys/class/leds/$led/$f: $perm; unmarked $other: $(stat -c '%G %A' "/sys/class/leds/$other/$f")"
+  case $perm in
+    "actiond -rw-rw-r--") ;;
+    *)
+      udevadm info -q property -p "/sys/class/leds/$led" 2>&1 | sed 's/^/SYSTEMD:   udev: /'
+      systemctl --no-pager status systemd-udevd 2>&1 | head -5 | sed 's/^/SYSTEMD:   /'
+      journalctl --no-pager -b -u systemd-udevd -o cat 2>&1 | tail -15 | sed 's/^/SYSTEMD:   udevd: /'
+      fail "$led/$f is '$perm', expected group actiond, g+w"
+      ;;
+  esac
+  [ "$(stat -c %G "/sys/class/leds/$other/$f")" = root ] || fail "the unmarked $other/$f was given away"
+done
+cat >/etc/actiond/actiond.json <<JSON
+{
+  buttons: [{ name: "action", key: "KEY_PROG1",
+              feedback: [{ sysfs: "$led", on: ["performed"], patterns: { performed: [200] } }] }],
+  assignments: { action: { kind: "org.actiond.vmtest.touch" } },
+}
+JSON
+# perform_blink: restarts the service, performs action (its intent is the touch, granted
+# above) and waits for what the service writes to the LED (LED_CAPSL 0 on the device, after
+# its 1) or for a new failure to write it in the journal.
+failures() { journalctl --no-pager -b -u actiond.service -o cat | grep -c "feedback on /sys/class/leds/$led failed"; }
+perform_blink() {
+  before=$(failures)
+  systemctl restart actiond.service || fail "restart failed"
+  out=$(actionctl perform action 2>&1) || fail "actionctl perform action: $out"
+  i=0
+  until grep -q ' LED_CAPSL 0$' /run/led.log || [ "$(failures)" -gt "$before" ]; do
+    i=$((i + 1)); [ $i -le 300 ] || fail "neither a blink nor a failure 30 s after the perform"; sleep 0.1
+  done
+  sleep 0.5
+}
+perform_blink
+grep -q '^led ' /run/led.log && fail "the sandbox let the service write $led without a drop-in: $(cat /run/led.log)"
+say "without a drop-in: $(journalctl --no-pager -b -u actiond.service -o cat | grep "feedback on /sys/class/leds/$led failed" | tail -1)"
+# A directory of /sys/class/leds is no help: its entries are symlinks into /sys/devices, which
+# stays read-only.
+printf '[Service]\nReadWritePaths=/sys/class/leds\n' >/etc/systemd/system/actiond.service.d/leds.conf
+systemctl daemon-reload
+n=$(failures)
+perform_blink
+grep -q '^led ' /run/led.log && fail "ReadWritePaths=/sys/class/leds was enough (documented as not)"
+[ "$(failures)" -gt "$n" ] || fail "ReadWritePaths=/sys/class/leds: no failure logged"
+say "ReadWritePaths=/sys/class/leds: still refused (symlinks into read-only /sys/devices)"
+# The documented drop-in: the LED's own two files (systemd follows the class symlink).
+printf '[Service]\nReadWritePaths=/sys/class/leds/%s/brightness /sys/class/leds/%s/trigger\n' "$led" "$led" \
+  >/etc/systemd/system/actiond.service.d/leds.conf
+systemctl daemon-reload
+trigger_before=$(sed -n 's/.*\[\([^]]*\)\].*/\1/p' "/sys/class/leds/$led/trigger")
+perform_blink
+grep -q ' LED_CAPSL 1$' /run/led.log || fail "the service did not light $led with the drop-in: $(cat /run/led.log)"
+grep -q ' LED_CAPSL 0$' /run/led.log || fail "the service did not put $led out: $(cat /run/led.log)"
+values=$(grep '^led ' /run/led.log | cut -d' ' -f4 | tr '\n' ' ')
+[ "$values" = "1 0 " ] || fail "the blink reached $led as '$values', expected '1 0 ': $(cat /run/led.log)"
+trigger_after=$(sed -n 's/.*\[\([^]]*\)\].*/\1/p' "/sys/class/leds/$led/trigger")
+[ "$trigger_after" = "$trigger_before" ] || fail "trigger $trigger_before became $trigger_after"
+say "with ReadWritePaths= of $led's brightness and trigger: the blink reached the device as LED_CAPSL $values(EV_LED), trigger [$trigger_after] back"
+[ "$(grep -c '^led ' /run/other.log)" = 0 ] || fail "the unmarked LED changed"
+exec 8>&- 9>&-
+
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
 systemctl stop actiond.service actiond.socket
 systemctl is-failed --quiet actiond.service && fail "actiond.service failed on stop"
@@ -146,8 +260,10 @@ n=/newroot
 /bin/busybox mount -t tmpfs -o mode=0755 root "$n"
 /bin/busybox mkdir -p $n/usr $n/host $n/proc $n/sys $n/dev $n/run $n/tmp $n/var/lib $n/var/log $n/root $n/etc
 /bin/busybox mount -t 9p -o trans=virtio,version=9p2000.L,ro host $n/host || { echo "SYSTEMD-FAIL: 9p"; /bin/busybox poweroff -f; }
-/bin/busybox mount --bind $n/host/usr $n/usr
-/bin/busybox mount -o remount,bind,ro $n/usr
+/bin/busybox mkdir -p $n/.udev-usr
+/bin/busybox cp -a /udev-usr/. $n/.udev-usr/
+/bin/busybox mount -t overlay overlay -o lowerdir=$n/.udev-usr:$n/host/usr $n/usr \
+  || { echo "SYSTEMD-FAIL: overlay of udev over /usr"; /bin/busybox poweroff -f; }
 /bin/busybox mount -t tmpfs -o mode=0755 usrlocal $n/usr/local
 for l in bin sbin lib lib64; do /bin/busybox ln -s usr/$l $n/$l; done
 /bin/busybox cp -a /stage/usr/local/. $n/usr/local/
