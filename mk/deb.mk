@@ -37,3 +37,21 @@ deb: deps
 ## Depends from dh_shlibdeps, maintainer scripts) and lintian (Tests/deb/test-deb.sh).
 test-deb: deb
 	Tests/deb/test-deb.sh $(DEB_FILE)
+
+## test-deb-systemd: the package under real systemd 252 in a VM (Tests/deb/systemd.sh):
+## apt-get install with a button present, hotplug, a hold performing the default
+## control, no start without a configuration, upgrade to a next build (made from a copy
+## of this checkout with a newer version: a second full release build, several minutes;
+## DEB_NEXT=PATH.deb reuses one), remove, purge. Not in TEST_TIERS: about 15 minutes
+## with the second build.
+DEB_NEXT ?=
+test-deb-systemd: deb
+	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
+	Tests/deb/systemd.sh $(DEB_FILE) $(DEB_NEXT)
+
+## test-deb-fresh: apt install ./actiond_*.deb in a fresh Debian 12 root
+## (Tests/deb/fresh-install.sh: mmdebstrap, root and the Debian mirror needed).
+## Not in TEST_TIERS: it downloads a Debian root and the dependencies.
+test-deb-fresh: deb
+	@$(MAKE) --no-print-directory deps APT_PACKAGES=mmdebstrap
+	Tests/deb/fresh-install.sh $(DEB_FILE)
