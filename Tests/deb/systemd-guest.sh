@@ -100,7 +100,9 @@ npid=$(systemctl show -P MainPID actiond.service)
 status_has 'Work Timer.*Running' || fail "the state was lost in the upgrade: $(actionctl status 2>&1)"
 say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid), socket kept, Work Timer still Running"
 
-# 6. Remove: units stopped, configuration (and state, user) kept.
+# 6. Remove: units stopped, configuration (and state, user) kept; the operator's own
+#    drop-in too.
+cp /usr/share/doc/actiond/examples/controls.d/mute.json /etc/actiond/controls.d/mine.json
 apt remove actiond
 [ "$(dpkg-query -W -f='${Status}' actiond)" = "deinstall ok config-files" ] || fail "after remove: $(dpkg-query -W -f='${Status}' actiond)"
 for u in actiond.socket actiond.service; do
@@ -108,8 +110,9 @@ for u in actiond.socket actiond.service; do
 done
 [ ! -e /usr/sbin/actiond ] || fail "/usr/sbin/actiond is still there"
 grep -q 'edited by the operator' /etc/actiond/actiond.json || fail "apt-get remove removed the configuration"
+[ -f /etc/actiond/controls.d/mine.json ] || fail "apt-get remove removed the operator's /etc/actiond/controls.d/mine.json"
 [ -d /var/lib/actiond ] && id actiond >/dev/null 2>&1 || fail "apt-get remove removed the state or the user"
-say "apt-get remove: units stopped, $(ls /etc/actiond | tr '\n' ' ')kept in /etc/actiond, state and user kept"
+say "apt-get remove: units stopped, $(cd /etc/actiond && find . -type f | sed 's|^./||' | tr '\n' ' ')kept in /etc/actiond, state and user kept"
 
 # 7. Purge: configuration, state, runtime directory, user and group gone.
 apt purge actiond

@@ -105,6 +105,17 @@ cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond
 if ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" | grep -E 'libswift|libstdc\+\+|not found'; then fail "a binary needs the Swift or C++ runtime"; fi
 echo "test-deb: units and examples name /usr paths; actiond --version: $("$r/usr/sbin/actiond" --version)"
 
+# 4b. Every path docs/operations.md names for the package ("The Debian package") is in it.
+n=0
+for p in $(sed -n '/^### The Debian package/,/^### /p' docs/operations.md | grep -o '`/[^` ]*`' | tr -d '`'); do
+  for q in $(eval "echo $p"); do  # brace forms: /lib/systemd/system/actiond.{service,socket}
+    grep -qE " \.${q%/}/?\$" "$tmp/tar" || fail "docs/operations.md names $q, which the package does not hold"
+    n=$((n + 1))
+  done
+done
+[ "$n" -ge 8 ] || fail "found only $n paths in docs/operations.md's package section"
+echo "test-deb: the $n paths docs/operations.md names for the package are in it"
+
 # 5. lintian: nothing at warning level or above; each override has a reason.
 for o in debian/*.lintian-overrides debian/source/lintian-overrid[e]s; do
   awk -v f="$o" '/^[^#[:space:]]/ && prev !~ /^#/ { print f ": override without a reason: " $0; bad=1 } { prev=$0 } END { exit bad }' "$o" \
