@@ -3,7 +3,7 @@
 #
 #   make deb              .build/deb/actiond_<version>_<arch>.deb (+ .buildinfo, .changes)
 #   make test-deb         build it, check its contents and maintainer scripts, lintian
-#   make test-deb-systemd dpkg -i / upgrade / -r / -P under real systemd 252 in a VM
+#   make test-deb-systemd apt-get install / upgrade / remove / purge under real systemd 252 in a VM
 #   make test-deb-fresh   apt install ./actiond_*.deb in a fresh Debian 12 root (root, network)
 #
 # The Swift toolchain comes from PATH (debian/README.source); everything else the
