@@ -53,8 +53,10 @@ release: deps
 man: $(MAN_PAGES)
 .build/man/%: docs/man/%.md | deps
 	@mkdir -p $(@D)
-	@# The page's date is its source's last commit (reproducible), or today when uncommitted.
-	ct=$$(git log -1 --format=%ct -- $< 2>/dev/null); \
+	@# The page's date is its source's last commit (reproducible); outside a git checkout (a
+	@# Debian source package) SOURCE_DATE_EPOCH (dpkg-buildpackage sets it from debian/changelog);
+	@# else today.
+	ct=$$(git log -1 --format=%ct -- $< 2>/dev/null || true); ct=$${ct:-$${SOURCE_DATE_EPOCH:-}}; \
 	lowdown -s -Tman --out-no-smarty -M "date=$$(date -u -d @$${ct:-$$(date +%s)} +%Y-%m-%d)" \
 	  -M "source=actiond $$(sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/Version.swift)" $< \
 	  | sed '/^\.TH /a .nr HY 0\n.nh\n.ad l' > $@.tmp

@@ -1,0 +1,126 @@
+#!/bin/sh
+# The guest half of Tests/deb/systemd.sh, run by systemd as a oneshot once the system is
+# up; every line goes to the serial console. @STAGE@ is the host directory with the two
+# packages and actiond-testdev, seen through 9p under /host.
+stage=/host@STAGE@
+say() { echo "SYSTEMD: $*"; }
+fail() {
+  echo "SYSTEMD-FAIL: $*"
+  systemctl --no-pager status actiond.socket actiond.service systemd-udevd.service 2>&1 | sed 's/^/  /'
+  journalctl --no-pager -b -u actiond.service -u actiond.socket 2>&1 | tail -30 | sed 's/^/  /'
+  systemctl poweroff --force --force
+}
+export PATH=/usr/sbin:/usr/bin SYSTEMD_PAGER=cat DEBIAN_FRONTEND=noninteractive
+apt() { apt-get -q -y -o Dpkg::Use-Pty=0 "$@" >/tmp/apt.log 2>&1 || { sed 's/^/  apt: /' /tmp/apt.log; fail "apt-get $*"; }; }
+# wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.1 s (systemd state, not timing).
+wait_until() {
+  _s=$1 _what=$2; shift 2; _i=0
+  until "$@" >/dev/null 2>&1; do
+    _i=$((_i + 1)); [ $_i -le $((_s * 10)) ] || fail "not within ${_s} s: $_what"
+    sleep 0.1
+  done
+}
+status_has() { actionctl status 2>/dev/null | grep -q "$1"; }
+pv=$(cat $stage/previous-version) nv=$(cat $stage/next-version)
+systemctl is-active --quiet systemd-udevd.service || fail "systemd-udevd is not running"
+
+# 1. A button is already plugged in (the local rule marks it; nothing tags it yet) when
+#    the previous build is installed: the postinst creates the user, enables and starts
+#    the socket, leaves the service disabled, and re-applies the udev rules, so the
+#    button is tagged and udev starts the service (SYSTEMD_WANTS) right away.
+mkfifo /tmp/dev.fifo
+$stage/actiond-testdev create --name actiond-vmtest-button </tmp/dev.fifo >/tmp/dev.log 2>&1 &
+exec 3>/tmp/dev.fifo
+wait_until 30 "the uinput device exists" grep -q '^created ' /tmp/dev.log
+node=$(sed -n 's/^created \([^ ]*\) .*/\1/p' /tmp/dev.log | tail -1)
+[ -c "$node" ] || fail "no device node in: $(cat /tmp/dev.log)"
+if udevadm info -q property -n "$node" | grep -q '^TAGS=.*:actiond:'; then fail "$node is tagged actiond before the package is installed"; fi
+t=$(date +%s)
+apt install "$stage/actiond-previous.deb"
+say "apt-get install ./actiond_${pv}: $(grep -c . /tmp/apt.log) lines, $(($(date +%s) - t)) s"
+[ "$(dpkg-query -W -f='${Status} ${Version}' actiond)" = "install ok installed $pv" ] || fail "dpkg: $(dpkg-query -W actiond 2>&1)"
+id actiond >/dev/null 2>&1 || fail "the postinst did not create the user actiond"
+say "user: $(id actiond)"
+[ "$(systemctl is-enabled actiond.socket)" = enabled ] || fail "actiond.socket is not enabled"
+systemctl is-active --quiet actiond.socket || fail "actiond.socket is not active"
+[ "$(systemctl is-enabled actiond.service)" = disabled ] || fail "actiond.service is $(systemctl is-enabled actiond.service), not disabled"
+say "socket enabled and listening ($(stat -c '%U:%G %a' /run/actiond/actiond.sock)), service disabled"
+wait_until 60 "the postinst's udev trigger tags $node and systemd starts actiond.service" systemctl is-active --quiet actiond.service
+say "button $node present at install (tags $(udevadm info -q property -n "$node" | sed -n 's/^TAGS=//p')): the postinst's trigger started actiond.service"
+
+# 2. Hotplug: with the service stopped, a tagged button appearing starts it.
+systemctl stop actiond.service
+systemctl is-active --quiet actiond.socket || fail "stopping the service stopped the socket"
+echo "destroy" >&3
+echo "recreate" >&3
+echo "echo recreated" >&3
+wait_until 30 "the device is recreated" grep -q '^recreated$' /tmp/dev.log
+node=$(sed -n 's/^created \([^ ]*\) .*/\1/p' /tmp/dev.log | tail -1)
+wait_until 60 "udev starts actiond.service for the new $node" systemctl is-active --quiet actiond.service
+say "service stopped, button re-plugged as $node: udev started actiond.service"
+
+# 3. A hold on the button performs the default control, the Work Timer.
+wait_until 60 "actiond binds $node" status_has "$node"
+status_has 'Work Timer.*Stopped' || fail "unexpected status: $(actionctl status 2>&1)"
+echo "press KEY_PROG1 1500ms" >&3
+echo "echo pressed" >&3
+wait_until 60 "the hold is sent" grep -q '^pressed$' /tmp/dev.log
+wait_until 30 "the hold starts the Work Timer" status_has 'Work Timer.*Running'
+actionctl status | sed 's/^/SYSTEMD: status: /'
+journalctl --no-pager -b -u actiond.service -o cat | grep -q 'Running' || fail "no Running announcement in the journal"
+say "hold on KEY_PROG1: $(journalctl --no-pager -b -u actiond.service -o cat | grep 'Running' | tail -1)"
+
+# 4. Without a configuration neither unit starts (ConditionPathExists=).
+systemctl stop actiond.socket actiond.service
+mv /etc/actiond/actiond.json /tmp/actiond.json
+systemctl start actiond.socket actiond.service || fail "systemctl start without a configuration failed"
+[ "$(systemctl is-active actiond.socket)" != active ] && [ "$(systemctl is-active actiond.service)" != active ] \
+  || fail "a unit started without /etc/actiond/actiond.json"
+say "without /etc/actiond/actiond.json: socket $(systemctl show -P ConditionResult actiond.socket | sed 's/no/condition failed/'), service $(systemctl show -P ConditionResult actiond.service | sed 's/no/condition failed/')"
+mv /tmp/actiond.json /etc/actiond/actiond.json
+systemctl start actiond.socket
+status_has 'Work Timer.*Running' || fail "after the restart the Work Timer is not Running (state lost?): $(actionctl status 2>&1)"
+
+# 5. Upgrade to the next build: the edited conffile and the state stay, the running
+#    service is restarted on the new binary, the socket keeps listening.
+echo '// edited by the operator' >>/etc/actiond/actiond.json
+pid=$(systemctl show -P MainPID actiond.service)
+sock_since=$(systemctl show -P ActiveEnterTimestampMonotonic actiond.socket)
+t=$(date +%s)
+apt install "$stage/actiond-next.deb"
+say "apt-get install ./actiond_${nv} (upgrade): $(($(date +%s) - t)) s"
+[ "$(dpkg-query -W -f='${Version}' actiond)" = "$nv" ] || fail "not upgraded: $(dpkg-query -W actiond)"
+grep -q 'edited by the operator' /etc/actiond/actiond.json || fail "the upgrade replaced the edited /etc/actiond/actiond.json"
+[ ! -e /etc/actiond/actiond.json.dpkg-new ] && [ ! -e /etc/actiond/actiond.json.dpkg-dist ] || fail "dpkg left a .dpkg-new/.dpkg-dist"
+systemctl is-active --quiet actiond.service || fail "actiond.service is not running after the upgrade"
+npid=$(systemctl show -P MainPID actiond.service)
+[ "$npid" != "$pid" ] || fail "the upgrade did not restart actiond.service (pid $pid)"
+[ "$(systemctl show -P ActiveEnterTimestampMonotonic actiond.socket)" = "$sock_since" ] || fail "the upgrade restarted the socket"
+/usr/sbin/actiond --version | grep -qF "$nv" || fail "/usr/sbin/actiond is not $nv"
+status_has 'Work Timer.*Running' || fail "the state was lost in the upgrade: $(actionctl status 2>&1)"
+say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid), socket kept, Work Timer still Running"
+
+# 6. Remove: units stopped, configuration (and state, user) kept; the operator's own
+#    drop-in too.
+cp /usr/share/doc/actiond/examples/controls.d/mute.json /etc/actiond/controls.d/mine.json
+apt remove actiond
+[ "$(dpkg-query -W -f='${Status}' actiond)" = "deinstall ok config-files" ] || fail "after remove: $(dpkg-query -W -f='${Status}' actiond)"
+for u in actiond.socket actiond.service; do
+  [ "$(systemctl is-active $u)" != active ] || fail "$u still runs after apt-get remove"
+done
+[ ! -e /usr/sbin/actiond ] || fail "/usr/sbin/actiond is still there"
+grep -q 'edited by the operator' /etc/actiond/actiond.json || fail "apt-get remove removed the configuration"
+[ -f /etc/actiond/controls.d/mine.json ] || fail "apt-get remove removed the operator's /etc/actiond/controls.d/mine.json"
+[ -d /var/lib/actiond ] && id actiond >/dev/null 2>&1 || fail "apt-get remove removed the state or the user"
+say "apt-get remove: units stopped, $(cd /etc/actiond && find . -type f | sed 's|^./||' | tr '\n' ' ')kept in /etc/actiond, state and user kept"
+
+# 7. Purge: configuration, state, runtime directory, user and group gone.
+apt purge actiond
+dpkg-query -W -f='${Status}' actiond 2>/dev/null | grep -q 'config-files\|installed' && fail "still known to dpkg after purge"
+for p in /etc/actiond /var/lib/actiond /run/actiond; do [ ! -e $p ] || fail "$p is still there after purge"; done
+if getent passwd actiond || getent group actiond; then fail "the user or group actiond is still there after purge"; fi
+if ls /etc/systemd/system/*.wants/actiond.* 2>/dev/null; then fail "enablement symlinks left after purge"; fi
+say "apt-get purge: /etc/actiond, /var/lib/actiond, /run/actiond, user and group removed"
+exec 3>&-
+echo "SYSTEMD-PASS"
+systemctl poweroff --force --force

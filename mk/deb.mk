@@ -1,0 +1,57 @@
+# deb.mk: `make deb`, the Debian package built by Debian's own tooling
+# (dpkg-buildpackage, debhelper compat 13) from debian/, and its tiers.
+#
+#   make deb              .build/deb/actiond_<version>_<arch>.deb (+ .buildinfo, .changes)
+#   make test-deb         build it, check its contents and maintainer scripts, lintian
+#   make test-deb-systemd apt-get install / upgrade / remove / purge under real systemd 252 in a VM
+#   make test-deb-fresh   apt install ./actiond_*.deb in a fresh Debian 12 root (root, network)
+#
+# The Swift toolchain comes from PATH (debian/README.source); everything else the
+# build needs is debian/control's Build-Depends, installed here by `make deps`.
+# dpkg-buildpackage needs no fakeroot: Rules-Requires-Root: no.
+
+APT_PACKAGES += dpkg-dev debhelper build-essential lintian
+TEST_TIERS += test-deb
+
+DEB_DIR := .build/deb
+DEB_VERSION = $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/Version.swift)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+.PHONY: deb test-deb test-deb-systemd test-deb-fresh
+
+## deb: the package, into .build/deb/ (not Debian's "..": that is outside the checkout)
+deb: deps
+	@cl=$$(dpkg-parsechangelog -S Version); \
+	[ "$$cl" = "$(DEB_VERSION)" ] || { echo "deb: debian/changelog is at $$cl, Version.swift at $(DEB_VERSION): run scripts/set-version"; exit 1; }
+	mkdir -p $(DEB_DIR)
+	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_*
+	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage -b --no-sign \
+	  --buildinfo-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
+	  --buildinfo-option=-u$(DEB_DIR) \
+	  --changes-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).changes \
+	  --changes-option=-u$(DEB_DIR)
+	@echo "deb: $(DEB_FILE)"
+
+## test-deb: `make deb`, then what the package holds (paths, modes, conffiles,
+## Depends from dh_shlibdeps, maintainer scripts) and lintian (Tests/deb/test-deb.sh).
+test-deb: deb
+	Tests/deb/test-deb.sh $(DEB_FILE)
+
+## test-deb-systemd: the package under real systemd 252 in a VM (Tests/deb/systemd.sh):
+## apt-get install with a button present, hotplug, a hold performing the default
+## control, no start without a configuration, upgrade to a next build (made from a copy
+## of this checkout with a newer version: a second full release build, several minutes;
+## DEB_NEXT=PATH.deb reuses one), remove, purge. Not in TEST_TIERS: about 15 minutes
+## with the second build.
+DEB_NEXT ?=
+test-deb-systemd: deb
+	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
+	Tests/deb/systemd.sh $(DEB_FILE) $(DEB_NEXT)
+
+## test-deb-fresh: apt install ./actiond_*.deb in a fresh Debian 12 root
+## (Tests/deb/fresh-install.sh: mmdebstrap, root and the Debian mirror needed).
+## Not in TEST_TIERS: it downloads a Debian root and the dependencies.
+test-deb-fresh: deb
+	@$(MAKE) --no-print-directory deps APT_PACKAGES=mmdebstrap
+	Tests/deb/fresh-install.sh $(DEB_FILE)
