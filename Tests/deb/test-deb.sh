@@ -84,9 +84,11 @@ if grep -qF "was-enabled defaults to true" <(grep -B3 -A3 "enable 'actiond.servi
 fi
 grep -qF "[ \"\$1\" = remove ]" "$tmp/control/prerm" && grep -qF "stop 'actiond.socket'" "$tmp/control/prerm" \
   || fail "prerm does not stop actiond.socket on remove"
-for what in 'rm -rf /etc/actiond /var/lib/actiond /run/actiond' 'userdel actiond' "deb-systemd-helper purge 'actiond.socket'"; do
+for what in 'rm -rf /etc/actiond /var/lib/actiond /run/actiond' "deb-systemd-helper purge 'actiond.socket'"; do
   grep -qF "$what" "$tmp/control/postrm" || fail "postrm lacks: $what"
 done
+# The system user stays on purge (Debian's way: files it owns elsewhere keep a known owner).
+if grep -qE '^[^#]*(userdel|groupdel|deluser|delgroup)' "$tmp/control/postrm"; then fail "postrm removes the system user"; fi
 echo "test-deb: conffiles, postinst (user before socket, socket enabled and started, service try-restarted), prerm, postrm (purge) as promised"
 
 # 4. The files say /usr, not /usr/local; the binaries run and print the version.
