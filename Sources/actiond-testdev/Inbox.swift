@@ -8,8 +8,9 @@ import Glibc
 /// core passed it to the device. The input core passes a change only: writing an LED's
 /// current value delivers nothing.
 ///
-/// Printed lines: `led SEC.USEC LED_CAPSL 1` for an LED, `received SEC.USEC TYPE CODE VALUE`
-/// for anything else the device is sent.
+/// Printed lines: `led SEC.USEC LED_CAPSL 1` for an LED, `snd SEC.USEC SND_TONE 1000` for a
+/// sound, `ff SEC.USEC effect=ID 1` for an effect played (1) or stopped (0), and
+/// `received SEC.USEC TYPE CODE VALUE` for anything else the device is sent.
 enum Inbox {
   /// The line for one delivered event.
   static func line(type: UInt32, code: UInt32, value: Int32, at stamp: MonotonicInstant) -> String {

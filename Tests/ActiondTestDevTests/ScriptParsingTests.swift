@@ -103,12 +103,17 @@ import Testing
     }
   }
 
-  /// What a scenario reads: the kernel's stamp of each LED change the device was sent.
+  /// What a scenario reads: the kernel's stamp of each LED change, sound and effect play
+  /// the device was sent (lib.sh's led_* and inbox_* helpers parse these lines).
   @Test func receivedEventLines() {
     let at = MonotonicInstant(nanoseconds: 7_000_042_000)
     #expect(Inbox.line(type: 0x11, code: 1, value: 1, at: at) == "led 7.000042 LED_CAPSL 1")
     #expect(Inbox.line(type: 0x11, code: 8, value: 0, at: at) == "led 7.000042 LED_MISC 0")
-    #expect(Inbox.line(type: 0x12, code: 1, value: 1, at: at) == "received 7.000042 EV_SND SND_BELL 1")
+    #expect(Inbox.line(type: 0x12, code: 1, value: 1, at: at) == "snd 7.000042 SND_BELL 1")
+    #expect(Inbox.line(type: 0x12, code: 2, value: 1000, at: at) == "snd 7.000042 SND_TONE 1000")
+    #expect(Inbox.line(type: 0x15, code: 0, value: 1, at: at) == "ff 7.000042 effect=0 1")
+    // Anything else: type and code by name.
+    #expect(Inbox.line(type: 0x14, code: 0, value: 250, at: at) == "received 7.000042 EV_REP REP_DELAY 250")
   }
 
   @Test func setLEDArguments() throws {
