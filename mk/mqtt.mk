@@ -1,0 +1,15 @@
+# mqtt.mk: actiond-mqtt, the MQTT / Home Assistant bridge.
+#
+# libmosquitto-dev builds the bridge (Sources/CMosquitto, pkg-config libmosquitto). The
+# test-mqtt tier runs Debian's mosquitto broker on loopback (a random free port, a
+# generated configuration, no system service), a real actiond and the bridge, and checks
+# what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/).
+
+APT_PACKAGES += libmosquitto-dev mosquitto mosquitto-clients python3-paho-mqtt
+TEST_TIERS += test-mqtt
+
+.PHONY: test-mqtt
+test-mqtt: deps
+	$(SWIFT) build $(BUILD_FLAGS) --product actiond
+	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
+	/usr/bin/python3 Tests/mqtt/test_bridge.py --bin "$(BIN_DIR)"
