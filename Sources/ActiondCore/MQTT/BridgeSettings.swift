@@ -130,7 +130,7 @@ public struct BridgeSettings: Hashable, Sendable {
     }
     if let path = r.absolutePath(in: top, "socket", root) { s.socketPath = path }
     if let v = top["logLevel"],
-      let level = r.word(v, root / "logLevel", LogLevel.allCases.reversed().map { ($0.name, $0) })
+      let level = r.word(v, root / "logLevel", LogLevel.allCases.map { ($0.name, $0) })
     {
       s.logLevel = level
     }
