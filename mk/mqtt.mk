@@ -1,11 +1,12 @@
 # mqtt.mk: actiond-mqtt, the MQTT / Home Assistant bridge.
 #
-# libmosquitto-dev builds the bridge (Sources/CMosquitto, pkg-config libmosquitto). The
+# libmosquitto-dev builds the bridge (Sources/CMosquitto, pkg-config libmosquitto; libssl-dev
+# for SSL_pending: TLS bytes OpenSSL buffered where epoll cannot see them). The
 # test-mqtt tier runs Debian's mosquitto broker on loopback (a random free port, a
 # generated configuration, no system service), a real actiond and the bridge, and checks
 # what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/).
 
-APT_PACKAGES += libmosquitto-dev mosquitto mosquitto-clients python3-paho-mqtt
+APT_PACKAGES += libmosquitto-dev libssl-dev mosquitto mosquitto-clients python3-paho-mqtt openssl
 TEST_TIERS += test-mqtt
 
 .PHONY: test-mqtt

@@ -241,7 +241,16 @@ final class MQTTConnection {
 
   private func ready(_ events: EventLoop.IOEvents) {
     if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) {
-      _ = mosquitto_loop_read(mosq, 1)
+      // Up to 64 packets, until the socket would block.
+      _ = mosquitto_loop_read(mosq, 64)
+      // With TLS, OpenSSL may hold decrypted packets that epoll cannot see: read them too,
+      // a bounded number of rounds per turn, and come back next turn for the rest.
+      var rounds = 0
+      while mosquitto_socket(mosq) >= 0 && actiond_mosquitto_tls_pending(mosq) > 0 && rounds < 16 {
+        _ = mosquitto_loop_read(mosq, 64)
+        rounds += 1
+      }
+      if mosquitto_socket(mosq) >= 0 && actiond_mosquitto_tls_pending(mosq) > 0, let watch { loop.dispatchAgain(watch) }
     }
     if events.contains(.writable) && mosquitto_socket(mosq) >= 0 {
       _ = mosquitto_loop_write(mosq, 1)

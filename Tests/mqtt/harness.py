@@ -3,6 +3,7 @@ and a subscriber that records what a Home Assistant would see. Every wait has a 
 
 import json
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -45,7 +46,10 @@ class Broker:
     def start(self):
         conf = os.path.join(self.workdir, "mosquitto.conf")
         with open(conf, "w") as f:
-            f.write(f"listener {self.port} 127.0.0.1\npersistence false\nlog_dest file {self.log}\n"
+            # `user`: run as whoever runs the tests (as root, mosquitto would otherwise switch
+            # to the user mosquitto, who cannot read this private temporary directory).
+            f.write(f"user {pwd.getpwuid(os.getuid()).pw_name}\n"
+                    f"listener {self.port} 127.0.0.1\npersistence false\nlog_dest file {self.log}\n"
                     "log_type all\n" + (self.extra or "allow_anonymous true\n"))
         self.proc = subprocess.Popen(["/usr/sbin/mosquitto", "-c", conf], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
@@ -188,13 +192,17 @@ class Bridge:
 class Subscriber:
     """A Home Assistant stand-in: records every message (topic, payload, retain) with its time."""
 
-    def __init__(self, port, topics=("homeassistant/#", "actiond/#"), client_id="test-ha"):
+    def __init__(self, port, topics=("homeassistant/#", "actiond/#"), client_id="test-ha", tls=None, auth=None):
         self.messages = []
         self.lock = threading.Lock()
         self.connected = threading.Event()
         self.client = mqtt.Client(client_id=client_id, protocol=mqtt.MQTTv311, clean_session=True)
         self.client.on_connect = lambda c, u, f, rc: ([c.subscribe(t, qos=1) for t in topics], self.connected.set())
         self.client.on_message = self._message
+        if tls:
+            self.client.tls_set(ca_certs=tls["ca"], certfile=tls.get("cert"), keyfile=tls.get("key"))
+        if auth:
+            self.client.username_pw_set(*auth)
         self.client.connect("127.0.0.1", port, keepalive=30)
         self.client.loop_start()
         wait_for("the subscriber to connect", self.connected.is_set)
@@ -230,3 +238,20 @@ class Subscriber:
     def stop(self):
         self.client.loop_stop()
         self.client.disconnect()
+
+
+def make_pki(workdir):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
+    def run(*argv):
+        subprocess.run(argv, check=True, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=actiond test CA")
+    with open(os.path.join(workdir, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    for name, ext in (("server", ["-extfile", "san.ext"]), ("client", [])):
+        run("openssl", "req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
+        run("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.pem", "-days", "2", *ext)
+    return {k: os.path.join(workdir, v) for k, v in
+            (("ca", "ca.pem"), ("server_cert", "server.pem"), ("server_key", "server.key"),
+             ("cert", "client.pem"), ("key", "client.key"))}

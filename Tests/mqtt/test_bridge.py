@@ -18,7 +18,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Actiond, Bridge, Broker, Subscriber, actiond_config, count_lines, wait_for)  # noqa: E402
+from harness import (Actiond, Bridge, Broker, Subscriber, actiond_config, count_lines, make_pki,  # noqa: E402
+                     wait_for)
 from homeassistant import check_device_discovery  # noqa: E402
 import fakebroker  # noqa: E402
 
@@ -244,13 +245,130 @@ def redelivery(bin_dir, work):
         fake.close()
 
 
+def tls_password(bin_dir, work):
+    """TLS with a client certificate and a password, read from a file and from systemd's
+    credentials directory; a wrong password is refused and never logged."""
+    import subprocess
+    pki = make_pki(work)
+    password = "s3cret-Pa55"
+    passwd = os.path.join(work, "passwd")
+    subprocess.run(["/usr/bin/mosquitto_passwd", "-b", "-c", passwd, "bridge", password], check=True)
+    subprocess.run(["/usr/bin/mosquitto_passwd", "-b", passwd, "ha", "ha-pass"], check=True)
+    broker = Broker(work, extra=f"cafile {pki['ca']}\ncertfile {pki['server_cert']}\nkeyfile {pki['server_key']}\n"
+                    f"require_certificate true\nallow_anonymous false\npassword_file {passwd}\n")
+    broker.start()
+    config, lamp_log, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    sub = Subscriber(broker.port, tls=pki, auth=("ha", "ha-pass"))
+    common = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "t1",
+              "--device-id", "dev-t1", "--ca-file", pki["ca"], "--cert-file", pki["cert"], "--key-file", pki["key"],
+              "--username", "bridge"]
+    procs = [broker, daemon]
+    try:
+        with open(os.path.join(work, "password"), "w") as f:
+            f.write(password + "\n")
+        bridge = Bridge(bin_dir, work, "bridge-file", common + ["--password-file", os.path.join(work, "password")])
+        procs.append(bridge.start())
+        topic = f"{PREFIX}/device/t1/config"
+        wait_for("discovery over TLS", lambda: sub.last(topic))
+        assert not check_device_discovery(topic, sub.last(topic))
+        mark = sub.mark()
+        sub.publish("actiond/t1/control/org_test_lamp/set", "ON")
+        sub.wait_payload("actiond/t1/control/org_test_lamp/state", "ON", since=mark)
+        assert count_lines(lamp_log) == 1
+        ok("TLS (CA + client certificate) and a password file: discovery, a switch command")
+        bridge.kill(signal.SIGTERM)
+
+        creds = os.path.join(work, "credentials")
+        os.makedirs(creds)
+        with open(os.path.join(creds, "mqtt-password"), "w") as f:
+            f.write(password)
+        env = dict(os.environ, CREDENTIALS_DIRECTORY=creds)
+        mark = sub.mark()
+        bridge = Bridge(bin_dir, work, "bridge-cred", common)
+        bridge.process.env = env
+        procs.append(bridge.start())
+        sub.wait_payload("actiond/t1/bridge", "online", since=mark)
+        ok("the password from $CREDENTIALS_DIRECTORY/mqtt-password (systemd LoadCredential=)")
+        bridge.kill(signal.SIGTERM)
+
+        wrong = os.path.join(work, "wrong")
+        with open(wrong, "w") as f:
+            f.write("not-the-Pa55word\n")
+        bad = Bridge(bin_dir, work, "bridge-wrong", common + ["--password-file", wrong])
+        procs.append(bad.start())
+        wait_for("the refusal", lambda: bad.process.lines("mqtt-refused"))
+        for name in ("bridge-file", "bridge-cred", "bridge-wrong"):
+            text = open(os.path.join(work, f"{name}.log")).read()
+            assert password not in text and "not-the-Pa55word" not in text, f"{name} logged a password"
+        ok("a wrong password is refused (logged as mqtt-refused); no password appears in any log")
+    finally:
+        sub.stop()
+        for p in procs:
+            p.kill()
+
+
+def fleet(bin_dir, work):
+    """Three actiond + bridge pairs with their own node ids on one broker: a command to one
+    node affects only it; the broker is killed and restarted, every node recovers its states."""
+    broker = Broker(work)
+    broker.start()
+    nodes = []
+    procs = [broker]
+    try:
+        for n in ("n1", "n2", "n3"):
+            d = os.path.join(work, n)
+            os.makedirs(d)
+            config, lamp_log, bell_log = actiond_config(d)
+            daemon = Actiond(bin_dir, d, config).start()
+            bridge = Bridge(bin_dir, d, "bridge", ["--host", "127.0.0.1", "--port", str(broker.port), "--socket",
+                                                    daemon.socket, "--node-id", n, "--device-id", f"dev-{n}"]).start()
+            procs += [daemon, bridge]
+            nodes.append((n, daemon, bridge, lamp_log))
+        sub = Subscriber(broker.port)
+        for n, *_ in nodes:
+            topic = f"{PREFIX}/device/{n}/config"
+            wait_for(f"{n}'s discovery", lambda: sub.last(topic))
+            assert not check_device_discovery(topic, sub.last(topic))
+        ids = {json.loads(sub.last(f"{PREFIX}/device/{n}/config"))["dev"]["ids"][0] for n, *_ in nodes}
+        assert len(ids) == 3, ids
+        ok("three nodes, three devices with their own identifiers")
+        mark = sub.mark()
+        sub.publish("actiond/n2/control/org_test_lamp/set", "ON")
+        sub.wait_payload("actiond/n2/control/org_test_lamp/state", "ON", since=mark)
+        sub.publish("actiond/n3/button/action/assignment/set", "Bell")
+        sub.wait_payload("actiond/n3/button/action/assignment", "Bell", since=mark)
+        assert [count_lines(lamp) for *_, lamp in nodes] == [0, 1, 0]
+        assert [d.request({"request": "status"})["result"]["buttons"][0]["control"]["kind"] for _, d, _, _ in nodes] == [
+            "org.test.timer", "org.test.timer", "org.test.bell"]
+        ok("a switch command to n2 and a select to n3 change only them")
+        sub.stop()
+        broker.kill()
+        broker = Broker(work, port=broker.port)
+        broker.start()
+        procs[0] = broker
+        sub = Subscriber(broker.port, client_id="test-ha-2")
+        expected = {"n1": ("OFF", "Timer"), "n2": ("ON", "Timer"), "n3": ("OFF", "Bell")}
+        for n, (lamp, assigned) in expected.items():
+            wait_for(f"{n}'s discovery after the restart", lambda: sub.last(f"{PREFIX}/device/{n}/config"), timeout=40)
+            sub.wait_payload(f"actiond/{n}/bridge", "online")
+            sub.wait_payload(f"actiond/{n}/control/org_test_lamp/state", lamp)
+            sub.wait_payload(f"actiond/{n}/button/action/assignment", assigned)
+        ok("broker killed and restarted: every node re-publishes discovery and its states intact")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
-    scenarios = [("single-node", single_node), ("redelivery", redelivery)]
+    scenarios = [("single-node", single_node), ("redelivery", redelivery), ("tls-password", tls_password),
+                 ("fleet", fleet)]
     for name, scenario in scenarios:
         if args.only and name not in args.only:
             continue
