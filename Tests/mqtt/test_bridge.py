@@ -308,6 +308,41 @@ def tls_password(bin_dir, work):
             p.kill()
 
 
+def late_start(bin_dir, work):
+    """The bridge starts first: neither the broker nor actiond is there. It retries both
+    with backoff; once the broker is up it says actiond is offline; once actiond is up,
+    discovery and every state follow."""
+    from harness import free_port
+    port = free_port()
+    config, _, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config)
+    bridge = Bridge(bin_dir, work, "bridge", ["--host", "127.0.0.1", "--port", str(port), "--socket", daemon.socket,
+                                               "--node-id", "n1", "--device-id", "dev"]).start()
+    broker = Broker(work, port=port)
+    procs = [bridge, broker]
+    try:
+        wait_for("failed broker attempts", lambda: len(bridge.process.lines("mqtt-connect-failed")) >= 2)
+        wait_for("a failed actiond attempt", lambda: bridge.process.lines("daemon-connect-failed"))
+        broker.start()
+        sub = Subscriber(broker.port)
+        sub.wait_payload("actiond/n1/bridge", "online")
+        sub.wait_payload("actiond/n1/daemon", "offline")
+        assert not sub.last(f"{PREFIX}/device/n1/config"), "discovery before actiond's snapshot"
+        ok("broker down at start: retried with backoff; then online, actiond 'offline' until it is there")
+        daemon.start()
+        procs.append(daemon)
+        wait_for("discovery", lambda: sub.last(f"{PREFIX}/device/n1/config"))
+        sub.wait_payload("actiond/n1/daemon", "online")
+        sub.wait_payload("actiond/n1/control/org_test_lamp/state", "OFF")
+        ok("actiond down at start: once it is up, discovery, 'online' and every state")
+        sub.stop()
+    finally:
+        for p in procs:
+            if p is daemon and not daemon.process:
+                continue
+            p.kill()
+
+
 def fleet(bin_dir, work):
     """Three actiond + bridge pairs with their own node ids on one broker: a command to one
     node affects only it; the broker is killed and restarted, every node recovers its states."""
@@ -367,7 +402,7 @@ def main():
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
-    scenarios = [("single-node", single_node), ("redelivery", redelivery), ("tls-password", tls_password),
+    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password),
                  ("fleet", fleet)]
     for name, scenario in scenarios:
         if args.only and name not in args.only:
