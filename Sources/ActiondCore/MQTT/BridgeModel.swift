@@ -277,7 +277,7 @@ public struct BridgeModel: Sendable {
         "mf": "actiond", "mdl": "actiond", "sw": .string(identity.softwareVersion),
       ],
       "o": [
-        "name": "actiond-mqtt", "sw": .string(identity.softwareVersion), "url": "https://github.com/actiond/actiond",
+        "name": "actiond-mqtt", "sw": .string(identity.softwareVersion),
       ],
       "cmps": .object(components),
     ]
