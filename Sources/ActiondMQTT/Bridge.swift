@@ -201,6 +201,14 @@ public final class Bridge {
 
   private func received(_ message: MQTTConnection.Received) {
     let now = loop.now()
+    if message.topic == model.topics.discovery {
+      // What a previous run left retained: remove what this run no longer has.
+      if model.ready && model.noteDiscovery(message.payload) && mqtt.isConnected {
+        logger.info("removing components a previous run published", event: "discovery-cleanup")
+        mqtt.publish(model.discovery())
+      }
+      return
+    }
     if message.topic != model.topics.homeAssistantStatus {
       if message.retain {
         reject(message.topic, "a retained command (stale: published for whoever subscribes next) is not performed")

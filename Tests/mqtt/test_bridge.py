@@ -343,6 +343,49 @@ def late_start(bin_dir, work):
             p.kill()
 
 
+def cleanup(bin_dir, work):
+    """What a previous run published and actiond no longer has (a control removed, a double
+    press unassigned while the bridge was stopped) is removed from Home Assistant: the new
+    run finds the retained payload and sends those components once with only "p"."""
+    broker = Broker(work)
+    broker.start()
+    config, _, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "n1",
+            "--device-id", "dev"]
+    bridge = Bridge(bin_dir, work, "bridge", args).start()
+    sub = Subscriber(broker.port)
+    procs = [bridge, daemon, broker]
+    topic = f"{PREFIX}/device/n1/config"
+    try:
+        wait_for("discovery with the bell", lambda: "control_org_test_bell" in (discovery(sub, "n1") or {}).get("cmps", {}))
+        bridge.kill(signal.SIGTERM)
+        daemon.kill(signal.SIGTERM)
+        config["controls"] = [c for c in config["controls"] if c["kind"] != "org.test.bell"]
+        config["assignments"] = {"action": {"hold": "org.test.timer"}}
+        daemon = Actiond(bin_dir, work, config).start()
+        procs[1] = daemon
+        mark = sub.mark()
+        bridge = Bridge(bin_dir, work, "bridge2", args).start()
+        procs[0] = bridge
+
+        def removed():
+            for _, payload, _, _ in sub.since(mark, topic):
+                cmps = json.loads(payload)["cmps"]
+                if cmps.get("control_org_test_bell") == {"p": "button"} and \
+                        cmps.get("action_double_press") == {"p": "device_automation"}:
+                    return True
+            return False
+        wait_for("the removal of the bell and the double press", removed)
+        for _, payload, _, _ in sub.since(mark, topic):
+            assert not check_device_discovery(topic, payload)
+        ok("components a previous run published and actiond no longer has are removed (sent once with only 'p')")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
 def fleet(bin_dir, work):
     """Three actiond + bridge pairs with their own node ids on one broker: a command to one
     node affects only it; the broker is killed and restarted, every node recovers its states."""
@@ -402,7 +445,7 @@ def main():
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
-    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password),
+    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password), ("cleanup", cleanup),
                  ("fleet", fleet)]
     for name, scenario in scenarios:
         if args.only and name not in args.only:

@@ -284,6 +284,26 @@ public struct BridgeModel: Sendable {
     return MQTTMessage(topic: topics.discovery, text: JSONEncoding.compact(payload), retain: true)
   }
 
+  /// Takes a device payload found on the discovery topic (the retained one a previous run
+  /// left, delivered when the bridge subscribes to it; or its own, echoed): components it
+  /// names that this run did not publish are remembered as published, so that the next
+  /// ``discovery()`` removes them. Returns true when that is needed now. Removal entries
+  /// (only `p`) and unreadable payloads are ignored.
+  public mutating func noteDiscovery(_ payload: [UInt8]) -> Bool {
+    guard let text = String(validating: payload, as: UTF8.self),
+      let document = try? JSONParser.parse(text),
+      let components = document.root["cmps"]?.objectValue
+    else { return false }
+    var stale = false
+    for (id, config) in components {
+      guard let c = config.objectValue, c.count > 1, let platform = c["p"]?.stringValue, published[id] == nil
+      else { continue }
+      published[id] = platform
+      stale = true
+    }
+    return stale
+  }
+
   /// Every state, retained: each control's availability and toggle value, each button's
   /// assignment. Sent after discovery at every (re)connect and on Home Assistant's `online`.
   public func states() -> [MQTTMessage] {

@@ -70,9 +70,10 @@ public struct BridgeTopics: Hashable, Sendable {
   public func controlState(_ id: String) -> String { "\(base)/control/\(id)/state" }
   public func controlAvailability(_ id: String) -> String { "\(base)/control/\(id)/availability" }
   public func controlCommand(_ id: String) -> String { "\(base)/control/\(id)/set" }
-  /// What the bridge subscribes to (with QoS 1).
+  /// What the bridge subscribes to (with QoS 1): the commands, Home Assistant's status, and
+  /// its own discovery topic (to find components a previous run published).
   public var subscriptions: [String] {
-    ["\(base)/control/+/set", "\(base)/button/+/assignment/set", homeAssistantStatus]
+    ["\(base)/control/+/set", "\(base)/button/+/assignment/set", homeAssistantStatus, discovery]
   }
 
   /// What a command topic names, or nil for a topic that is not one of this node's commands.

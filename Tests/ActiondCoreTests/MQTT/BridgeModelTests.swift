@@ -122,6 +122,24 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(try components(m.value.discovery())["action_double_press"] == nil)
   }
 
+  @Test func componentsAPreviousRunLeftAreRemoved() throws {
+    let before = Ref(readyModel(buttons: [button("action", hold: timer, doublePress: bell)]))
+    let old = before.value.discovery()
+    // A new run without the double press and without the lamp finds the old payload.
+    let m = Ref(readyModel(controls: [timer, bell]))
+    let first = m.value.discovery()
+    #expect(m.value.noteDiscovery(old.payload) == true)
+    let c = try components(m.value.discovery())
+    #expect(c["action_double_press"] == ["p": "device_automation"])
+    #expect(c["control_org_example_lamp"] == ["p": "switch"])
+    #expect(c["action_short_press"]?["type"] == "button_short_press")
+    // Its own payloads, and removal entries, change nothing.
+    #expect(m.value.noteDiscovery(first.payload) == false)
+    #expect(m.value.noteDiscovery(m.value.discovery().payload) == false)
+    #expect(m.value.noteDiscovery(Array("not json".utf8)) == false)
+    #expect(try components(m.value.discovery())["action_double_press"] == nil)
+  }
+
   @Test func configuredInstancesAndCollidingNamesGetAHash() throws {
     let red = control("org.example.led", "LED", configuration: ["led": "red"])
     let green = control("org.example.led", "LED", configuration: ["led": "green"])

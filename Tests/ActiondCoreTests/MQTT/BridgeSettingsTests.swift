@@ -123,6 +123,9 @@ private func problems(_ text: String) -> [String] {
     #expect(t.commandTarget(of: "a/n/button/b/assignment/set") == .assignment(button: "b"))
     #expect(t.commandTarget(of: "a/n/control/x/state") == nil)
     #expect(t.commandTarget(of: "a/nn/control/x/set") == nil)
-    #expect(t.subscriptions == ["a/n/control/+/set", "a/n/button/+/assignment/set", "homeassistant/status"])
+    #expect(
+      t.subscriptions == [
+        "a/n/control/+/set", "a/n/button/+/assignment/set", "homeassistant/status", "homeassistant/device/n/config",
+      ])
   }
 }
