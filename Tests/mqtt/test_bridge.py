@@ -386,31 +386,59 @@ def cleanup(bin_dir, work):
             p.kill()
 
 
+def doc_block(path, kind):
+    """The fenced block after `<!-- example: KIND -->` in a doc."""
+    lines = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", path)).read().splitlines()
+    i = lines.index(f"<!-- example: {kind} -->") + 1
+    while not lines[i].startswith("```"):
+        i += 1
+    j = i + 1
+    while not lines[j].startswith("```"):
+        j += 1
+    return "\n".join(lines[i + 1:j]) + "\n"
+
+
 def fleet(bin_dir, work):
-    """Three actiond + bridge pairs with their own node ids on one broker: a command to one
-    node affects only it; the broker is killed and restarted, every node recovers its states."""
-    broker = Broker(work)
+    """Three actiond + bridge pairs with their own node ids and broker users on one broker,
+    under docs/fleet.md's ACL: a command to one node affects only it, a node's user cannot
+    command another node; the broker is killed and restarted, every node recovers its states."""
+    import subprocess
+    passwd = os.path.join(work, "passwd")
+    acl = os.path.join(work, "acl")
+    with open(acl, "w") as f:
+        f.write(doc_block("docs/fleet.md", "mosquitto-acl"))
+    users = {"n1": "p1", "n2": "p2", "n3": "p3", "homeassistant": "ha"}
+    for i, (user, password) in enumerate(users.items()):
+        subprocess.run(["/usr/bin/mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [passwd, user, password],
+                       check=True)
+    extra = f"allow_anonymous false\npassword_file {passwd}\nacl_file {acl}\n"
+    broker = Broker(work, extra=extra)
     broker.start()
     nodes = []
     procs = [broker]
+    ha = ("homeassistant", "ha")
     try:
         for n in ("n1", "n2", "n3"):
             d = os.path.join(work, n)
             os.makedirs(d)
+            with open(os.path.join(d, "password"), "w") as f:
+                f.write(users[n] + "\n")
             config, lamp_log, bell_log = actiond_config(d)
             daemon = Actiond(bin_dir, d, config).start()
             bridge = Bridge(bin_dir, d, "bridge", ["--host", "127.0.0.1", "--port", str(broker.port), "--socket",
-                                                    daemon.socket, "--node-id", n, "--device-id", f"dev-{n}"]).start()
+                                                    daemon.socket, "--node-id", n, "--device-id", f"dev-{n}",
+                                                    "--username", n, "--password-file",
+                                                    os.path.join(d, "password")]).start()
             procs += [daemon, bridge]
             nodes.append((n, daemon, bridge, lamp_log))
-        sub = Subscriber(broker.port)
+        sub = Subscriber(broker.port, auth=ha)
         for n, *_ in nodes:
             topic = f"{PREFIX}/device/{n}/config"
             wait_for(f"{n}'s discovery", lambda: sub.last(topic))
             assert not check_device_discovery(topic, sub.last(topic))
         ids = {json.loads(sub.last(f"{PREFIX}/device/{n}/config"))["dev"]["ids"][0] for n, *_ in nodes}
         assert len(ids) == 3, ids
-        ok("three nodes, three devices with their own identifiers")
+        ok("three nodes under docs/fleet.md's ACL, three devices with their own identifiers")
         mark = sub.mark()
         sub.publish("actiond/n2/control/org_test_lamp/set", "ON")
         sub.wait_payload("actiond/n2/control/org_test_lamp/state", "ON", since=mark)
@@ -420,13 +448,24 @@ def fleet(bin_dir, work):
         assert [d.request({"request": "status"})["result"]["buttons"][0]["control"]["kind"] for _, d, _, _ in nodes] == [
             "org.test.timer", "org.test.timer", "org.test.bell"]
         ok("a switch command to n2 and a select to n3 change only them")
+        # n1's user tries to command n3: the broker drops it (ACL), n3's lamp stays off.
+        rogue = Subscriber(broker.port, topics=(), client_id="rogue-n1", auth=("n1", "p1"))
+        rogue.publish("actiond/n3/control/org_test_lamp/set", "ON")
+        rogue.publish("actiond/n1/control/org_test_lamp/set", "ON")  # its own: allowed
+        mark = sub.mark()
+        sub.wait_payload("actiond/n1/control/org_test_lamp/state", "ON")
+        wait_for("the broker's denial", lambda: "Denied PUBLISH from rogue-n1" in open(broker.log).read()
+                 and "actiond/n3/control/org_test_lamp/set" in open(broker.log).read())
+        assert count_lines(nodes[2][3]) == 0, "n1's user commanded n3"
+        rogue.stop()
+        ok("n1's broker user cannot command n3 (its own lamp it can)")
         sub.stop()
         broker.kill()
-        broker = Broker(work, port=broker.port)
+        broker = Broker(work, port=broker.port, extra=extra)
         broker.start()
         procs[0] = broker
-        sub = Subscriber(broker.port, client_id="test-ha-2")
-        expected = {"n1": ("OFF", "Timer"), "n2": ("ON", "Timer"), "n3": ("OFF", "Bell")}
+        sub = Subscriber(broker.port, client_id="test-ha-2", auth=ha)
+        expected = {"n1": ("ON", "Timer"), "n2": ("ON", "Timer"), "n3": ("OFF", "Bell")}
         for n, (lamp, assigned) in expected.items():
             wait_for(f"{n}'s discovery after the restart", lambda: sub.last(f"{PREFIX}/device/{n}/config"), timeout=40)
             sub.wait_payload(f"actiond/{n}/bridge", "online")
