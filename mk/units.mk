@@ -18,8 +18,9 @@ APT_PACKAGES += systemd procps
 TEST_TIERS += test-units test-activation test-systemd
 
 UNITS_MAX_EXPOSURE ?= 2.0
-# The bridge must reach the network (its broker), which systemd-analyze counts against it.
-UNITS_MAX_EXPOSURE_MQTT ?= 2.5
+# The bridge must reach the network (its broker), which systemd-analyze counts against it;
+# it scores 0.9 (Debian 12), below actiond (it needs no devices and no netlink).
+UNITS_MAX_EXPOSURE_MQTT ?= 1.5
 
 .PHONY: test-units
 test-units: release man

@@ -8,7 +8,8 @@
 # the test unit connects with actionctl, so actiond.socket starts
 # actiond.service with its whole sandbox; then it performs, reloads and
 # inspects the running service (user, groups, capabilities, seccomp, state),
-# and powers off. The Swift toolchain is not visible in the guest (/usr/local
+# starts actiond-mqtt.service against mosquitto on the loopback (discovery, a
+# switch command, its sandbox), and powers off. The Swift toolchain is not visible in the guest (/usr/local
 # is replaced).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -74,7 +75,7 @@ say() { echo "SYSTEMD: $*"; }
 fail() {
   echo "SYSTEMD-FAIL: $*"
   systemctl --no-pager status actiond.socket actiond.service 2>&1 | sed 's/^/  /'
-  journalctl --no-pager -b -u actiond.service -u actiond.socket 2>&1 | tail -30 | sed 's/^/  /'
+  journalctl --no-pager -b -u actiond.service -u actiond.socket -u actiond-mqtt.service 2>&1 | tail -30 | sed 's/^/  /'
   systemctl poweroff --force --force
 }
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin SYSTEMD_PAGER=cat
@@ -128,6 +129,41 @@ out=$(actionctl perform --kind org.actiond.vmtest.touch 2>&1) || fail "exec inte
 [ "$(stat -c %U /srv/actiond-test/flag 2>/dev/null)" = actiond ] || fail "the exec intent did not create /srv/actiond-test/flag as actiond"
 say "with the drop-in ReadWritePaths=/srv/actiond-test: $out; flag owned by $(stat -c %U /srv/actiond-test/flag)"
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
+# actiond-mqtt.service in its sandbox, against Debian's mosquitto on the loopback (the
+# only IP the unit allows), its (empty) password as the credential mqtt-password.
+printf 'listener 1883 127.0.0.1\nallow_anonymous true\nuser root\npersistence false\n' >/etc/vmtest-mosquitto.conf
+systemd-run --quiet --unit=vmtest-mosquitto /usr/sbin/mosquitto -c /etc/vmtest-mosquitto.conf \
+  || fail "cannot start mosquitto"
+i=0
+until mosquitto_pub -h 127.0.0.1 -t vmtest/ping -m x 2>/dev/null; do
+  i=$((i + 1)); [ $i -le 300 ] || fail "mosquitto does not listen"
+  sleep 0.1
+done
+install -m 0600 /dev/null /etc/actiond/mqtt-password
+printf '{ broker: { host: "127.0.0.1" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
+systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service failed"
+disc=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm/config -C 1 -W 60 2>&1) \
+  || fail "no discovery from actiond-mqtt.service: $disc; $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -10)"
+echo "$disc" | grep -q '"control_org_actiond_work-timer":{"p":"switch"' || fail "unexpected discovery: $disc"
+mpid=$(systemctl show -P MainPID actiond-mqtt.service)
+say "actiond-mqtt.service (pid $mpid) published discovery ($(printf %s "$disc" | wc -c) bytes)"
+say "bridge process: $(grep -E '^(Uid|Gid|CapEff|NoNewPrivs|Seccomp):' /proc/$mpid/status | tr -s '\t ' ' ' | tr '\n' ';')"
+[ "$(stat -c %U /proc/$mpid)" = actiond ] || fail "actiond-mqtt does not run as user actiond"
+grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$mpid/status || fail "actiond-mqtt has capabilities"
+grep -q '^Seccomp:[[:space:]]*2' /proc/$mpid/status || fail "actiond-mqtt has no seccomp filter"
+[ -e /run/credentials/actiond-mqtt.service/mqtt-password ] || fail "no credential mqtt-password"
+mosquitto_pub -h 127.0.0.1 -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m OFF || fail "mosquitto_pub"
+i=0
+until actionctl status 2>/dev/null | grep -q 'Work Timer.*Stopped'; do
+  i=$((i + 1)); [ $i -le 300 ] || fail "the switch command OFF did not stop the Work Timer: $(actionctl status 2>&1)"
+  sleep 0.1
+done
+say "switch OFF over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
+systemctl stop actiond-mqtt.service
+[ "$(systemctl show -P NRestarts actiond-mqtt.service)" = 0 ] || fail "actiond-mqtt.service was restarted by systemd"
+systemctl is-failed --quiet actiond-mqtt.service && fail "actiond-mqtt.service failed on stop"
+say "actiond-mqtt.service stopped cleanly: $(systemctl show -P Result actiond-mqtt.service)"
+systemctl stop vmtest-mosquitto.service
 systemctl stop actiond.service actiond.socket
 systemctl is-failed --quiet actiond.service && fail "actiond.service failed on stop"
 say "stopped cleanly: $(systemctl show -P Result actiond.service)"
