@@ -131,7 +131,7 @@ say "with the drop-in ReadWritePaths=/srv/actiond-test: $out; flag owned by $(st
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
 # actiond-mqtt.service in its sandbox, against Debian's mosquitto on the loopback (the
 # only IP the unit allows), its (empty) password as the credential mqtt-password.
-printf 'listener 1883 127.0.0.1\nallow_anonymous true\nuser root\npersistence false\n' >/etc/vmtest-mosquitto.conf
+printf 'listener 1883\nallow_anonymous true\nuser root\npersistence false\n' >/etc/vmtest-mosquitto.conf
 systemd-run --quiet --unit=vmtest-mosquitto /usr/sbin/mosquitto -c /etc/vmtest-mosquitto.conf \
   || fail "cannot start mosquitto"
 i=0
@@ -159,6 +159,23 @@ until actionctl status 2>/dev/null | grep -q 'Work Timer.*Stopped'; do
   sleep 0.1
 done
 say "switch OFF over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
+# A broker at another address (10.9.9.9 on the loopback device, so no network is needed):
+# IPAddressDeny=any drops the bridge's traffic to it until a drop-in allows that address,
+# exactly as docs/home-assistant.md tells the operator.
+systemctl stop actiond-mqtt.service
+ip addr add 10.9.9.9/32 dev lo || fail "ip addr add"
+printf '{ broker: { host: "10.9.9.9" }, homeAssistant: { nodeId: "vm2" } }\n' >/etc/actiond/mqtt.json5
+systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service (10.9.9.9) failed"
+if out=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm2/config -C 1 -W 5 2>&1); then
+  fail "the bridge reached 10.9.9.9 although the unit allows only localhost: $out"
+fi
+say "broker at 10.9.9.9: nothing got through in 5 s (IPAddressDeny=any, IPAddressAllow=localhost)"
+mkdir -p /etc/systemd/system/actiond-mqtt.service.d
+printf '[Service]\nIPAddressAllow=10.9.9.9\n' >/etc/systemd/system/actiond-mqtt.service.d/broker.conf
+systemctl daemon-reload && systemctl restart actiond-mqtt.service || fail "restart with IPAddressAllow=10.9.9.9 failed"
+disc=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm2/config -C 1 -W 60 2>&1) \
+  || fail "no discovery through 10.9.9.9 with the drop-in: $disc; $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -10)"
+say "with the drop-in IPAddressAllow=10.9.9.9: discovery arrived ($(printf %s "$disc" | wc -c) bytes)"
 systemctl stop actiond-mqtt.service
 [ "$(systemctl show -P NRestarts actiond-mqtt.service)" = 0 ] || fail "actiond-mqtt.service was restarted by systemd"
 systemctl is-failed --quiet actiond-mqtt.service && fail "actiond-mqtt.service failed on stop"
