@@ -105,7 +105,9 @@ public struct BridgeModel: Sendable {
   /// The button's `payload_press` default: https://www.home-assistant.io/integrations/button.mqtt/
   public static let press = "PRESS"
   /// Resets a switch's or select's state to unknown (a toggle whose value actiond does not
-  /// know, a hold without a control).
+  /// know, a hold without a control): "A MQTT device can reset the current state to unknown
+  /// using a None payload" (https://www.home-assistant.io/integrations/switch.mqtt/); for
+  /// selects since Home Assistant 2021.8 (home-assistant/core#53227).
   public static let unknown = "None"
   /// The longest command payload read (a select option is a display name).
   public static let maxCommandLength = 1024
