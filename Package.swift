@@ -9,7 +9,8 @@
 //                 libudev, Unix sockets, child processes, files, sd_notify.
 //   CActiondShim  what `import Glibc` lacks (epoll, timerfd, signalfd, ucred, CMSG_*, ...).
 //   CEvdev/CUdev  system libraries through pkg-config.
-//   actiond, actionctl  thin executables that only wire things together.
+//   ActiondMQTT   actiond-mqtt's adapters: libmosquitto (CMosquitto) and actiond's socket on the loop.
+//   actiond, actionctl, actiond-mqtt  thin executables that only wire things together.
 import PackageDescription
 
 /// Every Swift target: Swift 6 language mode (package default) and warnings are errors.
@@ -22,6 +23,7 @@ let package = Package(
   products: [
     .executable(name: "actiond", targets: ["actiond"]),
     .executable(name: "actionctl", targets: ["actionctl"]),
+    .executable(name: "actiond-mqtt", targets: ["actiond-mqtt"]),
   ],
   targets: [
     .target(
@@ -42,6 +44,12 @@ let package = Package(
       pkgConfig: "libudev",
       providers: [.apt(["libudev-dev"])]
     ),
+    .systemLibrary(
+      name: "CMosquitto",
+      path: "Sources/CMosquitto",
+      pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"])]
+    ),
     .target(
       name: "CActiondShim",
       path: "Sources/CActiondShim"
@@ -54,6 +62,18 @@ let package = Package(
     .executableTarget(
       name: "actiond",
       dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
+    // The MQTT / Home Assistant bridge's I/O: libmosquitto and actiond's socket on the
+    // epoll loop. Its own target so that only actiond-mqtt links libmosquitto.
+    .target(
+      name: "ActiondMQTT",
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CMosquitto"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "actiond-mqtt",
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondMQTT"],
       swiftSettings: strictSettings
     ),
     // The VM test tier's device tool: uinput devices with exact press timing, and a reader.

@@ -43,10 +43,11 @@ COMPLETION := $(wildcard completion/actionctl.bash)
 
 .PHONY: release man install install-bin install-data uninstall test-install test-man test-static
 
-## release: the two executables, optimised, Swift runtime linked in
+## release: the executables (actiond, actionctl, actiond-mqtt), optimised, Swift runtime linked in
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond
 	$(SWIFT) build $(RELEASE_FLAGS) --product actionctl
+	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-mqtt
 
 ## man: roff pages from docs/man/*.md (lowdown). No hyphenation, ragged right:
 ## paths and options must stay whole to be copied from a terminal.
@@ -68,7 +69,8 @@ install: install-bin install-data
 install-bin: release
 	bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
 	install -D -m 0755 "$$bin/actiond" "$(DESTDIR)$(SBINDIR)/actiond"; \
-	install -D -m 0755 "$$bin/actionctl" "$(DESTDIR)$(BINDIR)/actionctl"
+	install -D -m 0755 "$$bin/actionctl" "$(DESTDIR)$(BINDIR)/actionctl"; \
+	install -D -m 0755 "$$bin/actiond-mqtt" "$(DESTDIR)$(SBINDIR)/actiond-mqtt"
 
 install-data: man
 	install -d "$(DESTDIR)$(LIBDIR_SYSTEMD)"
@@ -80,6 +82,10 @@ install-data: man
 	sed 's|^ExecStart=/usr/local/bin/actionctl|ExecStart=$(BINDIR)/actionctl|' systemd/user/actiond-notify.service \
 	  > "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
 	chmod 0644 "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
+	sed -e 's|^ExecStart=/usr/local/sbin/actiond-mqtt|ExecStart=$(SBINDIR)/actiond-mqtt|' \
+	  -e 's|^Documentation=file:/usr/local/share/doc/actiond/|Documentation=file:$(DOCDIR)/|' \
+	  systemd/actiond-mqtt.service > "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond-mqtt.service"
+	chmod 0644 "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond-mqtt.service"
 	install -D -m 0644 systemd/sysusers.d/actiond.conf "$(DESTDIR)$(SYSUSERSDIR)/actiond.conf"
 	install -D -m 0644 udev-rules/70-actiond.rules "$(DESTDIR)$(UDEVRULESDIR)/70-actiond.rules"
 	for page in $(MAN_PAGES); do \
@@ -118,10 +124,12 @@ install-activate:
 	else echo "install: udevd is not running: later run 'udevadm control --reload'"; fi; \
 	echo "install: enable with: systemctl enable --now actiond.socket actiond.service"; \
 	echo "install: desktop notifications, per user: systemctl --user enable --now actiond-notify.service"
+	echo "install: the MQTT bridge (docs/home-assistant.md): /etc/actiond/mqtt.json5, /etc/actiond/mqtt-password, then systemctl enable --now actiond-mqtt.service"
 
 uninstall:
-	rm -f "$(DESTDIR)$(SBINDIR)/actiond" "$(DESTDIR)$(BINDIR)/actionctl"
-	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.service" "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.socket"
+	rm -f "$(DESTDIR)$(SBINDIR)/actiond" "$(DESTDIR)$(BINDIR)/actionctl" "$(DESTDIR)$(SBINDIR)/actiond-mqtt"
+	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.service" "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond.socket" \
+	  "$(DESTDIR)$(LIBDIR_SYSTEMD)/actiond-mqtt.service"
 	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
 	rm -f "$(DESTDIR)$(SYSUSERSDIR)/actiond.conf" "$(DESTDIR)$(UDEVRULESDIR)/70-actiond.rules"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/actiond.8" "$(DESTDIR)$(MANDIR)/man1/actionctl.1" \

@@ -17,9 +17,10 @@ mk() { make --no-print-directory -s "$@" >"$tmp/make.log" 2>&1 || { cat "$tmp/ma
 expected() {
   local p=usr/local
   printf '%s\n' \
-    $p/sbin/actiond $p/bin/actionctl \
+    $p/sbin/actiond $p/bin/actionctl $p/sbin/actiond-mqtt \
     $p/lib/systemd/system/actiond.service $p/lib/systemd/system/actiond.socket \
     $p/lib/systemd/user/actiond-notify.service \
+    $p/lib/systemd/system/actiond-mqtt.service \
     $p/lib/sysusers.d/actiond.conf $p/lib/udev/rules.d/70-actiond.rules \
     $p/share/man/man8/actiond.8 $p/share/man/man1/actionctl.1 $p/share/man/man5/actiond.conf.5 \
     etc/actiond/actiond.json
@@ -43,7 +44,9 @@ grep -qx 'ExecStart=/usr/local/sbin/actiond' "$root/usr/local/lib/systemd/system
 grep -qx 'ExecStart=/usr/local/bin/actionctl watch --notify' "$root/usr/local/lib/systemd/user/actiond-notify.service" \
   || fail "the user unit actiond-notify.service does not start /usr/local/bin/actionctl watch --notify"
 cmp -s examples/actiond.json "$root/etc/actiond/actiond.json" || fail "default configuration differs from examples/actiond.json"
-for f in usr/local/sbin/actiond usr/local/bin/actionctl; do
+grep -qx 'ExecStart=/usr/local/sbin/actiond-mqtt' "$root/usr/local/lib/systemd/system/actiond-mqtt.service" \
+  || fail "actiond-mqtt.service does not start /usr/local/sbin/actiond-mqtt"
+for f in usr/local/sbin/actiond usr/local/bin/actionctl usr/local/sbin/actiond-mqtt; do
   [ "$(stat -c %a "$root/$f")" = 755 ] || fail "$f is not mode 755"
   # Static Swift runtime: nothing from the toolchain may be needed at run time.
   if ldd "$root/$f" | grep -E 'libswift|libFoundation|libdispatch|not found'; then fail "$f needs the Swift runtime"; fi
@@ -79,6 +82,9 @@ grep -qx 'ExecStart=/usr/sbin/actiond' "$tmp/usr-root/usr/lib/systemd/system/act
   || fail "with PREFIX=/usr, actiond.service does not start /usr/sbin/actiond"
 grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$tmp/usr-root/usr/lib/systemd/user/actiond-notify.service" \
   || fail "with PREFIX=/usr, actiond-notify.service does not start /usr/bin/actionctl"
+grep -qx 'ExecStart=/usr/sbin/actiond-mqtt' "$tmp/usr-root/usr/lib/systemd/system/actiond-mqtt.service" \
+  && grep -qx 'Documentation=file:/usr/share/doc/actiond/home-assistant.md' "$tmp/usr-root/usr/lib/systemd/system/actiond-mqtt.service" \
+  || fail "with PREFIX=/usr, actiond-mqtt.service does not follow the prefix"
 [ -f "$tmp/usr-root/usr/lib/udev/rules.d/70-actiond.rules" ] || fail "with PREFIX=/usr, no /usr/lib/udev/rules.d/70-actiond.rules"
 [ -f "$tmp/usr-root/etc/actiond/actiond.json" ] || fail "with PREFIX=/usr, the configuration is not in /etc"
 for f in "$tmp"/usr-root/usr/share/doc/actiond/examples/controls.d/*.json; do

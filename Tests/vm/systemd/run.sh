@@ -10,7 +10,9 @@
 # inspects the running service (user, groups, capabilities, seccomp, state),
 # drives a sysfs feedback LED through the shipped udev rule and the documented
 # drop-in (Debian's udev package, fetched for the VM tier, is overlaid on /usr),
-# and powers off. The Swift toolchain is not visible in the guest (/usr/local
+# starts actiond-mqtt.service against mosquitto on the loopback (discovery, a
+# switch command, its sandbox), and powers off. The Swift toolchain is not
+# visible in the guest (/usr/local
 # is replaced).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -104,7 +106,7 @@ say() { echo "SYSTEMD: $*"; }
 fail() {
   echo "SYSTEMD-FAIL: $*"
   systemctl --no-pager status actiond.socket actiond.service 2>&1 | sed 's/^/  /'
-  journalctl --no-pager -b -u actiond.service -u actiond.socket 2>&1 | tail -30 | sed 's/^/  /'
+  journalctl --no-pager -b -u actiond.service -u actiond.socket -u actiond-mqtt.service 2>&1 | tail -30 | sed 's/^/  /'
   systemctl poweroff --force --force
 }
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin SYSTEMD_PAGER=cat
@@ -242,6 +244,58 @@ say "with ReadWritePaths= of $led's brightness and trigger: the blink reached th
 exec 8>&- 9>&-
 
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
+# actiond-mqtt.service in its sandbox, against Debian's mosquitto on the loopback (the
+# only IP the unit allows), its (empty) password as the credential mqtt-password.
+printf 'listener 1883\nallow_anonymous true\nuser root\npersistence false\n' >/etc/vmtest-mosquitto.conf
+systemd-run --quiet --unit=vmtest-mosquitto /usr/sbin/mosquitto -c /etc/vmtest-mosquitto.conf \
+  || fail "cannot start mosquitto"
+i=0
+until mosquitto_pub -h 127.0.0.1 -t vmtest/ping -m x 2>/dev/null; do
+  i=$((i + 1)); [ $i -le 300 ] || fail "mosquitto does not listen"
+  sleep 0.1
+done
+install -m 0600 /dev/null /etc/actiond/mqtt-password
+printf '{ broker: { host: "127.0.0.1" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
+systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service failed"
+disc=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm/config -C 1 -W 60 2>&1) \
+  || fail "no discovery from actiond-mqtt.service: $disc; $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -10)"
+echo "$disc" | grep -q '"control_org_actiond_work-timer":{"p":"switch"' || fail "unexpected discovery: $disc"
+mpid=$(systemctl show -P MainPID actiond-mqtt.service)
+say "actiond-mqtt.service (pid $mpid) published discovery ($(printf %s "$disc" | wc -c) bytes)"
+say "bridge process: $(grep -E '^(Uid|Gid|CapEff|NoNewPrivs|Seccomp):' /proc/$mpid/status | tr -s '\t ' ' ' | tr '\n' ';')"
+[ "$(stat -c %U /proc/$mpid)" = actiond ] || fail "actiond-mqtt does not run as user actiond"
+grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$mpid/status || fail "actiond-mqtt has capabilities"
+grep -q '^Seccomp:[[:space:]]*2' /proc/$mpid/status || fail "actiond-mqtt has no seccomp filter"
+[ -e /run/credentials/actiond-mqtt.service/mqtt-password ] || fail "no credential mqtt-password"
+mosquitto_pub -h 127.0.0.1 -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m OFF || fail "mosquitto_pub"
+i=0
+until actionctl status 2>/dev/null | grep -q 'Work Timer.*Stopped'; do
+  i=$((i + 1)); [ $i -le 300 ] || fail "the switch command OFF did not stop the Work Timer: $(actionctl status 2>&1)"
+  sleep 0.1
+done
+say "switch OFF over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
+# A broker at another address (10.9.9.9 on the loopback device, so no network is needed):
+# IPAddressDeny=any drops the bridge's traffic to it until a drop-in allows that address,
+# exactly as docs/home-assistant.md tells the operator.
+systemctl stop actiond-mqtt.service
+ip addr add 10.9.9.9/32 dev lo || fail "ip addr add"
+printf '{ broker: { host: "10.9.9.9" }, homeAssistant: { nodeId: "vm2" } }\n' >/etc/actiond/mqtt.json5
+systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service (10.9.9.9) failed"
+if out=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm2/config -C 1 -W 5 2>&1); then
+  fail "the bridge reached 10.9.9.9 although the unit allows only localhost: $out"
+fi
+say "broker at 10.9.9.9: nothing got through in 5 s (IPAddressDeny=any, IPAddressAllow=localhost)"
+mkdir -p /etc/systemd/system/actiond-mqtt.service.d
+printf '[Service]\nIPAddressAllow=10.9.9.9\n' >/etc/systemd/system/actiond-mqtt.service.d/broker.conf
+systemctl daemon-reload && systemctl restart actiond-mqtt.service || fail "restart with IPAddressAllow=10.9.9.9 failed"
+disc=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm2/config -C 1 -W 60 2>&1) \
+  || fail "no discovery through 10.9.9.9 with the drop-in: $disc; $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -10)"
+say "with the drop-in IPAddressAllow=10.9.9.9: discovery arrived ($(printf %s "$disc" | wc -c) bytes)"
+systemctl stop actiond-mqtt.service
+[ "$(systemctl show -P NRestarts actiond-mqtt.service)" = 0 ] || fail "actiond-mqtt.service was restarted by systemd"
+systemctl is-failed --quiet actiond-mqtt.service && fail "actiond-mqtt.service failed on stop"
+say "actiond-mqtt.service stopped cleanly: $(systemctl show -P Result actiond-mqtt.service)"
+systemctl stop vmtest-mosquitto.service
 systemctl stop actiond.service actiond.socket
 systemctl is-failed --quiet actiond.service && fail "actiond.service failed on stop"
 say "stopped cleanly: $(systemctl show -P Result actiond.service)"

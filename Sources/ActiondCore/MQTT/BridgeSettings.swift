@@ -1,0 +1,288 @@
+/// actiond-mqtt's settings: its configuration file (JSON5, like actiond's) with the command
+/// line on top. See docs/home-assistant.md, "Configuration".
+public struct BridgeSettings: Hashable, Sendable {
+  public struct TLS: Hashable, Sendable {
+    /// PEM file of the certificate authorities that sign the broker's certificate.
+    public var caFile: String
+    /// A client certificate and its key (both or neither), for brokers that ask for one.
+    public var certFile: String?
+    public var keyFile: String?
+    public init(caFile: String, certFile: String? = nil, keyFile: String? = nil) {
+      self.caFile = caFile
+      self.certFile = certFile
+      self.keyFile = keyFile
+    }
+  }
+
+  public static let defaultConfigPath = "/etc/actiond/mqtt.json5"
+  /// The systemd credential (`LoadCredential=mqtt-password:…`) read when no password file is set.
+  public static let passwordCredential = "mqtt-password"
+
+  public var host = "localhost"
+  /// nil: 1883, or 8883 with TLS.
+  public var port: Int?
+  /// MQTT keepalive: the broker drops the bridge after 1.5 × this without a packet.
+  public var keepaliveSeconds = 60
+  /// nil: `actiond-mqtt-<node>`. Fixed, with a persistent session, so the broker keeps
+  /// QoS 1 commands for the bridge across reconnects.
+  public var clientID: String?
+  public var username: String?
+  /// The password's file (its first line). nil: `$CREDENTIALS_DIRECTORY/mqtt-password` when
+  /// that exists, else no password.
+  public var passwordFile: String?
+  public var tls: TLS?
+  public var discoveryPrefix = "homeassistant"
+  /// nil: the host name's first label.
+  public var nodeID: String?
+  /// nil: `/etc/machine-id`.
+  public var deviceID: String?
+  /// nil: the node id.
+  public var deviceName: String?
+  /// nil: `actiond/<node>`.
+  public var baseTopic: String?
+  public var socketPath = DaemonOptions.defaultSocketPath
+  public var logLevel = LogLevel.info
+
+  public init() {}
+
+  public var effectivePort: Int { port ?? (tls == nil ? 1883 : 8883) }
+
+  /// A topic prefix as configured: non-empty, no wildcards, no NUL, no leading or trailing `/`.
+  public static func topicProblem(_ s: String) -> String? {
+    if s.isEmpty { return "must not be empty" }
+    if s.contains("+") || s.contains("#") { return "must not contain the wildcards + or #" }
+    if s.utf8.contains(0) { return "must not contain a NUL character" }
+    if s.hasPrefix("/") || s.hasSuffix("/") { return "must not start or end with /" }
+    if s.contains("//") { return "must not contain an empty level (//)" }
+    return nil
+  }
+
+  /// Reads a configuration file over `base`, reporting every problem with its path and line.
+  public static func load(
+    _ source: ConfigurationSource, over base: BridgeSettings = BridgeSettings()
+  )
+    throws(ConfigurationError) -> BridgeSettings
+  {
+    let document: JSONDocument
+    do { document = try JSONParser.parse(source.text, options: .configuration) } catch {
+      throw ConfigurationError(problems: [
+        ConfigurationProblem(
+          file: source.name, path: nil, line: error.location.line, column: error.location.column,
+          message: error.message)
+      ])
+    }
+    let r = ConfigurationReader(file: source.name, document: document)
+    var s = base
+    let root = JSONPath.root
+    guard
+      let top = r.object(
+        document.root, root, allowed: ["broker", "homeAssistant", "baseTopic", "socket", "logLevel"])
+    else { throw ConfigurationError(problems: r.problems) }
+    if let v = top["broker"], let b = r.object(v, root / "broker", allowed: Self.brokerKeys) {
+      let p = root / "broker"
+      if let host = r.string(in: b, "host", p) { s.host = host }
+      if let port = r.integer(in: b, "port", p, range: 1...65535) { s.port = Int(port) }
+      if let k = r.integer(in: b, "keepalive", p, range: 5...3600, unit: " s") { s.keepaliveSeconds = Int(k) }
+      if let id = r.string(in: b, "clientId", p) {
+        if id.utf8.count > 23 {
+          r.report(p / "clientId", "must be at most 23 bytes (MQTT 3.1.1)")
+        } else {
+          s.clientID = id
+        }
+      }
+      if let u = r.string(in: b, "username", p) { s.username = u }
+      if let f = r.absolutePath(in: b, "passwordFile", p) { s.passwordFile = f }
+      if let v = b["tls"], let t = r.object(v, p / "tls", allowed: ["caFile", "certFile", "keyFile"]) {
+        let tp = p / "tls"
+        let ca = r.absolutePath(in: t, "caFile", tp)
+        if t["caFile"] == nil { r.report(tp / "caFile", "missing (the certificate authorities' PEM file)") }
+        let cert = r.absolutePath(in: t, "certFile", tp)
+        let key = r.absolutePath(in: t, "keyFile", tp)
+        if (t["certFile"] == nil) != (t["keyFile"] == nil) {
+          r.report(tp / (t["certFile"] == nil ? "certFile" : "keyFile"), "missing (certFile and keyFile go together)")
+        }
+        if let ca { s.tls = TLS(caFile: ca, certFile: cert, keyFile: key) }
+      }
+    }
+    if let v = top["homeAssistant"],
+      let h = r.object(v, root / "homeAssistant", allowed: ["discoveryPrefix", "nodeId", "deviceId", "deviceName"])
+    {
+      let p = root / "homeAssistant"
+      if let prefix = r.string(in: h, "discoveryPrefix", p) {
+        if let problem = topicProblem(prefix) {
+          r.report(p / "discoveryPrefix", problem)
+        } else {
+          s.discoveryPrefix = prefix
+        }
+      }
+      if let node = r.string(in: h, "nodeId", p) {
+        if BridgeTopics.isValidID(node) {
+          s.nodeID = node
+        } else {
+          r.report(p / "nodeId", "must consist of letters, digits, _ and - only, got \(JSONEncoding.quoted(node))")
+        }
+      }
+      if let id = r.string(in: h, "deviceId", p) { s.deviceID = id }
+      if let name = r.string(in: h, "deviceName", p) { s.deviceName = name }
+    }
+    if let topic = top["baseTopic"].flatMap({ r.string($0, root / "baseTopic") }) {
+      if let problem = topicProblem(topic) { r.report(root / "baseTopic", problem) } else { s.baseTopic = topic }
+    }
+    if let path = r.absolutePath(in: top, "socket", root) { s.socketPath = path }
+    if let v = top["logLevel"],
+      let level = r.word(v, root / "logLevel", LogLevel.allCases.map { ($0.name, $0) })
+    {
+      s.logLevel = level
+    }
+    if !r.problems.isEmpty { throw ConfigurationError(problems: r.problems) }
+    return s
+  }
+
+  static let brokerKeys = ["host", "port", "keepalive", "clientId", "username", "passwordFile", "tls"]
+
+  /// The topics for a host name (used when no node id is configured).
+  public func topics(hostName: String) -> BridgeTopics {
+    let node = nodeID ?? BridgeTopics.nodeID(fromHostName: hostName)
+    return BridgeTopics(discoveryPrefix: discoveryPrefix, nodeID: node, base: baseTopic ?? "actiond/\(node)")
+  }
+}
+
+/// actiond-mqtt's command line.
+public struct BridgeOptions: Equatable, Sendable {
+  public enum Mode: Equatable, Sendable {
+    case run
+    /// Read the configuration, print every problem, exit.
+    case checkConfig
+    case version
+    case help
+  }
+
+  public var mode = Mode.run
+  /// nil: ``BridgeSettings/defaultConfigPath`` when it exists, else the defaults.
+  public var configPath: String?
+  /// Flags given, applied over the file in ``apply(to:)``.
+  public var flags: [(String, String)] = []
+
+  public static func == (a: BridgeOptions, b: BridgeOptions) -> Bool {
+    a.mode == b.mode && a.configPath == b.configPath && a.flags.elementsEqual(b.flags, by: { $0 == $1 })
+  }
+
+  public init() {}
+
+  public static let usage = """
+    Usage: actiond-mqtt [OPTIONS]
+
+    Bridges actiond to an MQTT broker with Home Assistant discovery: every button's
+    gestures become device triggers and an event entity, every control a switch or a
+    button, every button's hold assignment a select.
+
+    Options (each overrides the configuration file's setting):
+      --config FILE           configuration (default \(BridgeSettings.defaultConfigPath), if it exists)
+      --host HOST             broker host (default localhost)
+      --port PORT             broker port (default 1883, 8883 with TLS)
+      --username NAME         broker user name
+      --password-file FILE    the password's file (default: the credential mqtt-password)
+      --ca-file FILE          enable TLS, trusting these certificate authorities
+      --cert-file FILE        client certificate (with --key-file)
+      --key-file FILE         client certificate's key
+      --node-id ID            discovery node id (default: the host name)
+      --device-id ID          device identifier (default: /etc/machine-id)
+      --discovery-prefix P    Home Assistant's discovery prefix (default homeassistant)
+      --base-topic TOPIC      the node's topics (default actiond/<node id>)
+      --socket PATH           actiond's socket (default \(DaemonOptions.defaultSocketPath))
+      --log-level LEVEL       debug, info, notice, warning or error (default info)
+      --check-config          validate the configuration and exit
+      --version, --help
+    """
+
+  static let valueFlags = [
+    "host", "port", "username", "password-file", "ca-file", "cert-file", "key-file", "node-id", "device-id",
+    "discovery-prefix", "base-topic", "socket", "log-level",
+  ]
+
+  public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> BridgeOptions {
+    var o = BridgeOptions()
+    var i = 0
+    while i < arguments.count {
+      let arg = arguments[i]
+      i += 1
+      var name = arg
+      var inline: String?
+      if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--") {
+        name = String(arg[..<eq])
+        inline = String(arg[arg.index(after: eq)...])
+      }
+      switch name {
+      case "--help", "-h": o.mode = .help
+      case "--version": o.mode = .version
+      case "--check-config": o.mode = .checkConfig
+      case _ where name == "--config" || (name.hasPrefix("--") && valueFlags.contains(String(name.dropFirst(2)))):
+        let value: String
+        if let inline {
+          value = inline
+        } else {
+          guard i < arguments.count else { throw .init(message: "\(name) needs a value") }
+          value = arguments[i]
+          i += 1
+        }
+        if name == "--config" { o.configPath = value } else { o.flags.append((String(name.dropFirst(2)), value)) }
+      default:
+        throw .init(message: "unknown option \(arg)")
+      }
+    }
+    return o
+  }
+
+  /// The settings with the flags applied.
+  public func apply(to settings: BridgeSettings) throws(DaemonOptions.UsageError) -> BridgeSettings {
+    var s = settings
+    var cert: String?
+    var key: String?
+    for (flag, value) in flags {
+      func absolute() throws(DaemonOptions.UsageError) -> String {
+        guard value.hasPrefix("/") else { throw .init(message: "--\(flag) must be an absolute path, got \(value)") }
+        return value
+      }
+      switch flag {
+      case "host":
+        guard !value.isEmpty else { throw .init(message: "--host must not be empty") }
+        s.host = value
+      case "port":
+        guard let p = Int(value), (1...65535).contains(p) else {
+          throw .init(message: "--port must be a number from 1 to 65535, got \(value)")
+        }
+        s.port = p
+      case "username": s.username = value
+      case "password-file": s.passwordFile = try absolute()
+      case "ca-file":
+        s.tls = BridgeSettings.TLS(caFile: try absolute(), certFile: s.tls?.certFile, keyFile: s.tls?.keyFile)
+      case "cert-file": cert = try absolute()
+      case "key-file": key = try absolute()
+      case "node-id":
+        guard BridgeTopics.isValidID(value) else {
+          throw .init(message: "--node-id must consist of letters, digits, _ and - only, got \(value)")
+        }
+        s.nodeID = value
+      case "device-id":
+        guard !value.isEmpty else { throw .init(message: "--device-id must not be empty") }
+        s.deviceID = value
+      case "discovery-prefix", "base-topic":
+        if let problem = BridgeSettings.topicProblem(value) { throw .init(message: "--\(flag) \(problem)") }
+        if flag == "base-topic" { s.baseTopic = value } else { s.discoveryPrefix = value }
+      case "socket": s.socketPath = try absolute()
+      case "log-level":
+        guard let level = LogLevel(name: value) else {
+          throw .init(message: "--log-level must be debug, info, notice, warning or error, got \(value)")
+        }
+        s.logLevel = level
+      default: throw .init(message: "unknown option --\(flag)")
+      }
+    }
+    if cert != nil || key != nil {
+      guard let cert, let key else { throw .init(message: "--cert-file and --key-file go together") }
+      guard let tls = s.tls else { throw .init(message: "--cert-file needs TLS (--ca-file or broker.tls)") }
+      s.tls = BridgeSettings.TLS(caFile: tls.caFile, certFile: cert, keyFile: key)
+    }
+    return s
+  }
+}

@@ -1,0 +1,255 @@
+import ActiondCore
+import ActiondLinux
+import Glibc
+
+/// actiond-mqtt: actiond's socket on one side, the MQTT broker on the other, the pure
+/// ``BridgeModel`` in between, all on one ``EventLoop`` thread.
+///
+/// - actiond: `hello`, then `subscribe` (gestures, states, assignments, reloads), `status`
+///   and `list`; once both replies are in, the model is ready and discovery, every state
+///   and the daemon's `online` are published. While actiond is unreachable the daemon
+///   availability is `offline` (every entity unavailable) and the link reconnects with backoff.
+/// - The broker: the bridge's availability is its Last Will (`offline`, retained) and
+///   `online` at every connect; then discovery and every state again, also whenever
+///   Home Assistant announces `online` on `<prefix>/status`.
+/// - Commands (QoS 1): a redelivery is dropped (``CommandDeduplicator``), a malformed or
+///   retained one logged (once per topic a minute) and dropped; the rest go to actiond as
+///   `perform` or `assign`.
+public final class Bridge {
+  private let loop: EventLoop
+  private let logger: Logger
+  private let settings: BridgeSettings
+  private var model: BridgeModel
+  private let daemon: DaemonLink
+  private let mqtt: MQTTConnection
+  private var dedupe = CommandDeduplicator()
+  private var reports = RateLimitedReports()
+  private var statusRequest: RequestID?
+  private var listRequest: RequestID?
+  private var snapshotButtons: [ButtonStatus]?
+  private var snapshotControls: [ControlSnapshot]?
+  /// Requests sent for commands: the control id whose perform is pending, if any.
+  private var commands: [RequestID: (what: String, control: String?)] = [:]
+
+  /// What the bridge found about its host.
+  public struct Host: Sendable {
+    public var name: String
+    public var machineID: String?
+    public var password: String?
+    public init(name: String, machineID: String?, password: String?) {
+      self.name = name
+      self.machineID = machineID
+      self.password = password
+    }
+  }
+
+  public init(settings: BridgeSettings, host: Host, logger: Logger) throws {
+    loop = try EventLoop()
+    self.logger = logger
+    self.settings = settings
+    let topics = settings.topics(hostName: host.name)
+    let identity = BridgeIdentity(
+      deviceID: settings.deviceID ?? host.machineID ?? topics.nodeID, deviceName: settings.deviceName ?? topics.nodeID)
+    model = BridgeModel(topics: topics, identity: identity)
+    daemon = DaemonLink(loop: loop, logger: logger, path: settings.socketPath)
+    let clientID = settings.clientID ?? String("actiond-mqtt-\(topics.nodeID)".utf8.prefix(23))!
+    mqtt = try MQTTConnection(
+      loop: loop, logger: logger, settings: settings, clientID: clientID, willTopic: topics.bridgeAvailability,
+      password: host.password)
+    daemon.onHello = { [unowned self] hello in self.daemonConnected(hello) }
+    daemon.onMessage = { [unowned self] message in self.daemonMessage(message) }
+    daemon.onLost = { [unowned self] in self.daemonLost() }
+    mqtt.onConnected = { [unowned self] in self.brokerConnected() }
+    mqtt.onMessage = { [unowned self] message in self.received(message) }
+  }
+
+  /// Runs until SIGTERM or SIGINT, then publishes the bridge's `offline` and disconnects.
+  public func run() throws {
+    for signo in [SIGTERM, SIGINT] {
+      try loop.onSignal(signo) { [unowned self] _ in
+        self.logger.notice("stopping", event: "stopping")
+        self.mqtt.stop(last: self.bridgeAvailability(false), timeout: .seconds(2))
+        self.loop.stop()
+      }
+    }
+    logger.notice(
+      "actiond-mqtt \(ActiondVersion.string): node \(model.topics.nodeID), topics \(model.topics.base)/…, "
+        + "discovery \(model.topics.discovery)", event: "starting")
+    daemon.start()
+    mqtt.start()
+    try loop.run()
+  }
+
+  private func bridgeAvailability(_ online: Bool) -> MQTTMessage {
+    MQTTMessage(
+      topic: model.topics.bridgeAvailability, text: online ? BridgeModel.online : BridgeModel.offline, retain: true)
+  }
+
+  private func publish(_ messages: [MQTTMessage]) {
+    for m in messages { mqtt.publish(m) }
+  }
+
+  /// Discovery, every state, and actiond's availability (or only that it is offline).
+  private func publishAll() {
+    guard mqtt.isConnected else { return }
+    if model.ready {
+      mqtt.publish(model.discovery())
+      publish(model.states())
+    }
+    mqtt.publish(model.daemonAvailability)
+  }
+
+  // MARK: actiond
+
+  private func daemonConnected(_ hello: Hello) {
+    if !hello.client.control {
+      logger.warning(
+        "actiond does not let uid \(hello.client.uid) act: commands will fail (socket.controlUsers/controlGroup)",
+        event: "daemon-no-control")
+    }
+    let events: Set<EventName> = [
+      .released, .held, .releasedAfterHold, .doublePressed, .longHeld, .state, .assigned, .performed, .configReloaded,
+    ]
+    daemon.send(.subscribe(SubscriptionFilter(events: events)))
+    requestSnapshot()
+  }
+
+  private func requestSnapshot() {
+    snapshotButtons = nil
+    snapshotControls = nil
+    statusRequest = daemon.send(.status(button: nil))
+    listRequest = daemon.send(.list)
+  }
+
+  private func daemonLost() {
+    model.daemonLost()
+    commands.removeAll()
+    statusRequest = nil
+    listRequest = nil
+    if mqtt.isConnected { mqtt.publish(model.daemonAvailability) }
+  }
+
+  private func daemonMessage(_ message: ServerMessage) {
+    switch message {
+    case .reply(let reply):
+      guard let id = reply.id else { return }
+      if id == statusRequest, case .buttons(let buttons) = reply.result {
+        statusRequest = nil
+        snapshotButtons = buttons
+        snapshotArrived()
+      } else if id == listRequest, case .controls(let controls) = reply.result {
+        listRequest = nil
+        snapshotControls = controls
+        snapshotArrived()
+      } else if let command = commands.removeValue(forKey: id) {
+        if let control = command.control { model.finished(controlID: control) }
+        if case .control(let c) = reply.result { publish(model.refresh(c)) }
+        logger.info("\(command.what): done", event: "command-done")
+      }
+    case .error(let id, let error):
+      guard let id else {
+        logger.warning("actiond: \(error.message) (\(error.code.rawValue))", event: "daemon-error")
+        return
+      }
+      if id == statusRequest || id == listRequest {
+        logger.error(
+          "actiond refused the snapshot: \(error.message) (\(error.code.rawValue))", event: "snapshot-failed")
+      } else if let command = commands.removeValue(forKey: id) {
+        if let control = command.control { model.finished(controlID: control) }
+        logger.warning(
+          "\(command.what) failed: \(error.message) (\(error.code.rawValue))", event: "command-failed")
+        // Home Assistant shows what is, not what was asked for.
+        publish(model.states())
+      }
+    case .event(let event):
+      let update = model.apply(event, unixOffset: Self.unixOffsetMicroseconds())
+      publish(update.messages)
+      if update.rediscover && mqtt.isConnected { mqtt.publish(model.discovery()) }
+      if update.resnapshot { requestSnapshot() }
+    case .hello, .providerRequest:
+      break
+    }
+  }
+
+  private func snapshotArrived() {
+    guard let buttons = snapshotButtons, let controls = snapshotControls else { return }
+    snapshotButtons = nil
+    snapshotControls = nil
+    model.load(buttons: buttons, controls: controls)
+    logger.info(
+      "actiond has \(buttons.count) button(s) and \(model.controls.count) control(s)", event: "snapshot")
+    publishAll()
+  }
+
+  /// The wall clock minus CLOCK_MONOTONIC, in microseconds: turns an event's monotonic
+  /// `time` into its wall-clock time stamp.
+  static func unixOffsetMicroseconds() -> Int64 {
+    var real = timespec()
+    var mono = timespec()
+    clock_gettime(CLOCK_REALTIME, &real)
+    clock_gettime(CLOCK_MONOTONIC, &mono)
+    return (Int64(real.tv_sec) - Int64(mono.tv_sec)) * 1_000_000 + (Int64(real.tv_nsec) - Int64(mono.tv_nsec)) / 1000
+  }
+
+  // MARK: The broker
+
+  private func brokerConnected() {
+    mqtt.publish(bridgeAvailability(true))
+    mqtt.subscribe(model.topics.subscriptions)
+    publishAll()
+  }
+
+  private func received(_ message: MQTTConnection.Received) {
+    let now = loop.now()
+    if message.topic == model.topics.discovery {
+      // What a previous run left retained: remove what this run no longer has.
+      if model.ready && model.noteDiscovery(message.payload) && mqtt.isConnected {
+        logger.info("removing components a previous run published", event: "discovery-cleanup")
+        mqtt.publish(model.discovery())
+      }
+      return
+    }
+    if message.topic != model.topics.homeAssistantStatus {
+      if message.retain {
+        reject(message.topic, "a retained command (stale: published for whoever subscribes next) is not performed")
+        return
+      }
+      guard
+        dedupe.accept(mid: message.mid, qos: message.qos, topic: message.topic, payload: message.payload, at: now)
+      else {
+        logger.info(
+          "dropped a redelivered command on \(message.topic) (packet id \(message.mid))", event: "command-duplicate")
+        return
+      }
+    }
+    switch model.command(topic: message.topic, payload: message.payload) {
+    case .request(let body, let control):
+      let what = "\(message.topic) \(JSONEncoding.quoted(String(decoding: message.payload, as: UTF8.self)))"
+      guard let id = daemon.send(body) else {
+        if let control { model.finished(controlID: control) }
+        reject(message.topic, "actiond is unreachable")
+        return
+      }
+      logger.info("command \(what)", event: "command")
+      commands[id] = (what, control)
+    case .alreadyThere(let messages):
+      publish(messages)
+    case .republishAll:
+      logger.info("Home Assistant is online: publishing discovery and states", event: "republish")
+      publishAll()
+    case .ignored:
+      break
+    case .malformed(let reason):
+      reject(message.topic, reason)
+    case .refused(let reason):
+      reject(message.topic, reason)
+    }
+  }
+
+  /// Logs a dropped command, at most once per topic a minute (with how many were dropped since).
+  private func reject(_ topic: String, _ reason: String) {
+    guard let suppressed = reports.report(topic, at: loop.now()) else { return }
+    let more = suppressed > 0 ? " (\(suppressed) more dropped on this topic since the last report)" : ""
+    logger.warning("dropped a command on \(topic): \(reason)\(more)", event: "command-dropped")
+  }
+}

@@ -1,0 +1,105 @@
+import ActiondCore
+import FoundationEssentials
+import Testing
+
+/// docs/home-assistant.md must say what actiond-mqtt does: its configuration example loads,
+/// its error example is what the loader prints, its discovery payload is what the bridge
+/// publishes for the embedded default configuration, and its topic table names the topics.
+@Suite struct HomeAssistantDocTests {
+  private static let top: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
+    return parts.joined(separator: "/")
+  }()
+
+  private static let doc: String = {
+    (try? String(contentsOfFile: top + "/docs/home-assistant.md", encoding: .utf8)) ?? ""
+  }()
+
+  /// The fenced block after `<!-- example: KIND -->` (and, with `following`, the one after it).
+  private func blocks(_ kind: String) -> [String] {
+    let lines = Self.doc.split(separator: "\n", omittingEmptySubsequences: false).map {
+      $0.trimmingPrefix(while: { $0 == " " })
+    }
+    var out: [String] = []
+    var i = 0
+    var wanted = 0
+    while i < lines.count {
+      if lines[i] == "<!-- example: \(kind) -->" { wanted = kind == "mqtt-error" ? 2 : 1 }
+      if wanted > 0 && lines[i].hasPrefix("```") {
+        var j = i + 1
+        while j < lines.count && !lines[j].hasPrefix("```") { j += 1 }
+        out.append(lines[(i + 1)..<j].map(String.init).joined(separator: "\n"))
+        wanted -= 1
+        i = j
+      }
+      i += 1
+    }
+    return out
+  }
+
+  @Test func configurationExampleLoads() throws {
+    let examples = blocks("mqtt-config")
+    #expect(examples.count == 1)
+    for text in examples {
+      let s = try BridgeSettings.load(ConfigurationSource(name: "mqtt.json5", text: text))
+      #expect(s.host == "homeassistant.lan" && s.nodeID == "kitchen-pi")
+    }
+  }
+
+  @Test func errorExampleIsWhatTheLoaderPrints() throws {
+    let pair = blocks("mqtt-error")
+    try #require(pair.count == 2)
+    #expect(throws: ConfigurationError.self) {
+      _ = try BridgeSettings.load(ConfigurationSource(name: "mqtt.json5", text: pair[0]))
+    }
+    do {
+      _ = try BridgeSettings.load(ConfigurationSource(name: "mqtt.json5", text: pair[0]))
+    } catch {
+      #expect(error.description == pair[1])
+    }
+  }
+
+  private func canonical(_ v: JSONValue) -> JSONValue {
+    switch v {
+    case .object(let o):
+      return .object(JSONObject(o.members.sorted { $0.key < $1.key }.map { ($0.key, canonical($0.value)) }))
+    case .array(let a): return .array(a.map(canonical))
+    default: return v
+    }
+  }
+
+  @Test func discoveryPayloadIsTheBridgesForTheDefaultConfiguration() throws {
+    let documented = try #require(blocks("discovery").first)
+    let config = try ConfigurationLoader.load(main: nil)
+    let controls = config.controls.map {
+      ControlSnapshot(
+        kind: $0.kind, displayName: $0.displayName, type: $0.type == .toggle ? .toggle : .button, hint: "")
+    }
+    let buttons = config.buttons.map { b in
+      ButtonStatus(
+        name: b.name, key: b.keyName, devices: [], holdThreshold: b.holdThreshold,
+        control: controls.first { $0.kind == config.assignments[b.name]?[.hold]?.instance.kind })
+    }
+    var model = BridgeModel(
+      topics: BridgeTopics(discoveryPrefix: "homeassistant", nodeID: "pi", base: "actiond/pi"),
+      // The documented payload shows version 0.1.0, whatever this build is.
+      identity: BridgeIdentity(deviceID: "0123456789abcdef0123456789abcdef", deviceName: "pi", softwareVersion: "0.1.0")
+    )
+    model.load(buttons: buttons, controls: controls)
+    let published = try JSONParser.parse(model.discovery().text).root
+    let doc = try JSONParser.parse(documented).root
+    #expect(canonical(published) == canonical(doc), "\(JSONEncoding.pretty(published))")
+  }
+
+  @Test func topicTableNamesTheTopics() {
+    let t = BridgeTopics(discoveryPrefix: "homeassistant", nodeID: "<node>", base: "<base>")
+    for topic in [
+      t.discovery, t.bridgeAvailability, t.daemonAvailability, t.buttonEvent("<b>"), t.assignment("<b>"),
+      t.assignmentCommand("<b>"), t.controlState("<c>"), t.controlAvailability("<c>"), t.controlCommand("<c>"),
+    ] {
+      #expect(Self.doc.contains("| `\(topic)` |"), "docs/home-assistant.md's table lacks \(topic)")
+    }
+    for event in BridgeGesture.allCases { #expect(Self.doc.contains("`\(event.rawValue)`")) }
+  }
+}

@@ -1,0 +1,512 @@
+#!/usr/bin/python3
+"""The test-mqtt tier: actiond-mqtt against Debian's real mosquitto broker and a real actiond.
+
+Runs each scenario in its own temporary directory; prints one line per check; exits 1 at
+the first failure after printing the logs' tails. There are no input devices here: presses
+come from actiond's socket (`press` is a short press; a hold cannot be simulated over the
+socket, so the held / long-press path from a real key to MQTT is a VM scenario's job).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (Actiond, Bridge, Broker, Subscriber, actiond_config, count_lines, make_pki,  # noqa: E402
+                     wait_for)
+from homeassistant import check_device_discovery  # noqa: E402
+import fakebroker  # noqa: E402
+
+PREFIX = "homeassistant"
+
+
+def ok(message):
+    print(f"test-mqtt: ok: {message}", flush=True)
+
+
+def discovery(sub, node):
+    text = sub.last(f"{PREFIX}/device/{node}/config")
+    return json.loads(text) if text else None
+
+
+def single_node(bin_dir, work):
+    broker = Broker(work)
+    broker.start()
+    config, lamp_log, bell_log = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    sub = Subscriber(broker.port)
+    node = "n1"
+    base = f"actiond/{node}"
+    bridge_args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket,
+                   "--node-id", node, "--device-id", "dev-n1"]
+    bridge = Bridge(bin_dir, work, "bridge", bridge_args).start()
+    procs = [bridge, daemon, broker]
+    try:
+        # Discovery: one retained device payload with every field HA requires.
+        topic = f"{PREFIX}/device/{node}/config"
+        wait_for("the discovery payload", lambda: sub.last(topic))
+        msgs = sub.all(topic)
+        problems = check_device_discovery(topic, msgs[-1][1])
+        assert not problems, "discovery payload problems:\n  " + "\n  ".join(problems)
+        assert msgs[-1][2] is False or True  # delivered live; retention is checked by a late subscriber below
+        doc = json.loads(msgs[-1][1])
+        cmps = doc["cmps"]
+        platforms = sorted((cid, c["p"]) for cid, c in cmps.items())
+        expected = {
+            ("action_short_press", "device_automation"), ("action_long_press", "device_automation"),
+            ("action_long_release", "device_automation"), ("action_double_press", "device_automation"),
+            ("action_event", "event"), ("action_assignment", "select"),
+            ("control_org_test_timer", "switch"), ("control_org_test_lamp", "switch"),
+            ("control_org_test_bell", "button"),
+        }
+        assert set(platforms) == expected, f"components {platforms}"
+        assert cmps["action_double_press"]["type"] == "button_double_press"
+        assert cmps["action_event"]["event_types"] == ["short_press", "long_press", "long_release", "double_press"]
+        assert cmps["action_assignment"]["options"] == ["Timer", "Lamp", "Bell"]
+        ok("discovery: 9 components, every field Home Assistant requires (checker: Tests/mqtt/homeassistant.py)")
+        late = Subscriber(broker.port, topics=(f"{PREFIX}/#", f"{base}/#"), client_id="late")
+        wait_for("retained discovery and states",
+                 lambda: late.last(topic) and late.last(f"{base}/control/org_test_lamp/state"))
+        assert all(m[2] for m in late.all(topic)), "discovery is not retained"
+        late.stop()
+        ok("discovery and states are retained (a late subscriber gets them)")
+
+        sub.wait_payload(f"{base}/bridge", "online")
+        sub.wait_payload(f"{base}/daemon", "online")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "OFF")
+        sub.wait_payload(f"{base}/control/org_test_timer/state", "OFF")
+        sub.wait_payload(f"{base}/control/org_test_lamp/availability", "online")
+        sub.wait_payload(f"{base}/button/action/assignment", "Timer")
+        ok("availability online (bridge, daemon, controls), states OFF, assignment Timer")
+
+        # A switch ON toggles exactly once; a repeated ON does nothing more.
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_lamp/set", "ON")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
+        sub.publish(f"{base}/control/org_test_lamp/set", "ON")
+        sub.publish(f"{base}/control/org_test_lamp/set", "ON")
+        # The bridge handles messages in order: once a later command's effect is visible,
+        # the repeated ONs before it were handled.
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_timer/set", "ON")
+        sub.wait_payload(f"{base}/control/org_test_timer/state", "ON", since=mark)
+        assert count_lines(lamp_log) == 1, f"the lamp's intent ran {count_lines(lamp_log)} times"
+        got = daemon.request({"request": "get", "kind": "org.test.timer"})
+        assert got["result"]["controls"][0]["value"] is True, got
+        ok("switch ON performs once (three ONs, one intent run); the store toggle is on in actiond")
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_lamp/set", "OFF")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "OFF", since=mark)
+        assert count_lines(lamp_log) == 2
+        ok("switch OFF performs once")
+
+        # A button: PRESS performs each time.
+        sub.publish(f"{base}/control/org_test_bell/set", "PRESS")
+        wait_for("the bell", lambda: count_lines(bell_log) == 1)
+        ok("button PRESS performs the control")
+
+        # Malformed commands: logged once per topic, dropped, the bridge keeps working.
+        for payload in ["BOGUS", "on", "", "ON ", b"\xff"]:
+            sub.publish(f"{base}/control/org_test_lamp/set", payload)
+        sub.publish(f"{base}/control/org_test_bell/set", "ON")
+        sub.publish(f"{base}/control/nosuch/set", "ON")
+        sub.publish(f"{base}/button/action/assignment/set", "Nonexistent")
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_lamp/set", "ON")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
+        dropped = bridge.process.lines("command-dropped")
+        lamp_drops = [l for l in dropped if "org_test_lamp/set" in l]
+        assert len(lamp_drops) == 1, "\n".join(dropped)
+        assert len(dropped) == 4, "\n".join(dropped)
+        assert count_lines(lamp_log) == 3 and count_lines(bell_log) == 1
+        ok("malformed commands: one log line per topic (4 topics, 8 bad payloads), none performed")
+
+        # A retained command is stale: never performed.
+        sub.publish(f"{base}/control/org_test_bell/set", "PRESS", retain=True)
+        wait_for("the live retained PRESS", lambda: count_lines(bell_log) == 2)
+        bridge.kill()
+        bridge = Bridge(bin_dir, work, "bridge2", bridge_args).start()
+        procs[0] = bridge
+        wait_for("the retained command to be dropped", lambda: bridge.process.lines("retained command"))
+        assert count_lines(bell_log) == 2
+        sub.publish(f"{base}/control/org_test_bell/set", "", retain=True)  # clear it
+        ok("a retained command delivered at subscribe is dropped (a live one with the retain flag performs once)")
+
+        # select assigns.
+        mark = sub.mark()
+        sub.wait_payload(f"{base}/bridge", "online")
+        sub.publish(f"{base}/button/action/assignment/set", "Lamp")
+        sub.wait_payload(f"{base}/button/action/assignment", "Lamp", since=mark)
+        status = daemon.request({"request": "status"})
+        assert status["result"]["buttons"][0]["control"]["kind"] == "org.test.lamp", status
+        ok("select assigns: actiond's status shows the Lamp on the hold")
+
+        # A short press (actiond's `press` request): a non-retained event with its timestamp.
+        mark = sub.mark()
+        daemon.request({"request": "press", "button": "action"})
+        events = wait_for("the short press event", lambda: sub.since(mark, f"{base}/button/action/event"))
+        e = json.loads(events[0][1])
+        assert e["event_type"] == "short_press" and e["button"] == "action", e
+        assert e["timestamp"].endswith("Z") and abs(time.mktime(time.strptime(e["timestamp"][:19], "%Y-%m-%dT%H:%M:%S"))
+                                                    - time.timezone - time.time()) < 120, e
+        assert not events[0][2], "events must not be retained"
+        ok(f"short press → {base}/button/action/event {events[0][1]}")
+
+        # Home Assistant's birth message: discovery and states again.
+        mark = sub.mark()
+        sub.publish(f"{PREFIX}/status", "online", qos=1)
+        wait_for("discovery again", lambda: sub.since(mark, topic))
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
+        ok("homeassistant/status online → discovery and states re-published")
+
+        # Last Will: kill -9 the bridge → offline; restart → online.
+        mark = sub.mark()
+        bridge.kill(signal.SIGKILL)
+        sub.wait_payload(f"{base}/bridge", "offline", since=mark, timeout=30)
+        bridge = Bridge(bin_dir, work, "bridge3", bridge_args).start()
+        procs[0] = bridge
+        sub.wait_payload(f"{base}/bridge", "online", since=mark)
+        ok("kill -9 of the bridge → its Last Will 'offline' (retained); restarted → 'online'")
+
+        # actiond restart: daemon offline, then online with states re-published.
+        mark = sub.mark()
+        daemon.kill(signal.SIGKILL)
+        sub.wait_payload(f"{base}/daemon", "offline", since=mark)
+        daemon.start()
+        sub.wait_payload(f"{base}/daemon", "online", since=mark)
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
+        ok("actiond killed → daemon 'offline' (entities unavailable); restarted → 'online', states again")
+
+        # Broker killed and restarted (no persistence: retained messages gone) → reconnect, re-publish.
+        sub.stop()
+        broker.kill()
+        broker = Broker(work, port=broker.port)
+        broker.start()
+        procs[2] = broker
+        sub = Subscriber(broker.port, client_id="test-ha-2")
+        wait_for("discovery after the broker restart", lambda: sub.last(topic), timeout=40)
+        sub.wait_payload(f"{base}/bridge", "online")
+        sub.wait_payload(f"{base}/daemon", "online")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON")
+        sub.wait_payload(f"{base}/button/action/assignment", "Lamp")
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_lamp/set", "OFF")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "OFF", since=mark)
+        ok("broker killed and restarted → the bridge reconnects, re-publishes discovery and states, takes commands")
+
+        # SIGTERM: a clean 'offline'.
+        mark = sub.mark()
+        bridge.kill(signal.SIGTERM)
+        sub.wait_payload(f"{base}/bridge", "offline", since=mark)
+        assert bridge.process.proc.returncode == 0, bridge.process.proc.returncode
+        ok("SIGTERM → 'offline' published, exit 0")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def redelivery(bin_dir, work):
+    """A scripted broker redelivers an unacknowledged QoS 1 PRESS after a reconnect (same
+    packet id, DUP set, as MQTT 3.1.1 4.4 says): the bell rings once."""
+    config, _, bell_log = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    fake = fakebroker.FakeBroker()
+    bridge = Bridge(bin_dir, work, "bridge", ["--host", "127.0.0.1", "--port", str(fake.port), "--socket",
+                                               daemon.socket, "--node-id", "n1", "--device-id", "dev"]).start()
+    try:
+        session = fake.accept()
+        assert not session.clean_session, "the bridge must keep a persistent session"
+        assert session.protocol_level == 4, f"MQTT 3.1.1 is protocol level 4, got {session.protocol_level}"
+        session.wait_subscribed("actiond/n1/control/+/set")
+        wait_for("discovery", lambda: session.published("homeassistant/device/n1/config"))
+        session.send_publish("actiond/n1/control/org_test_bell/set", b"PRESS", mid=77, qos=1)
+        wait_for("the first ring", lambda: count_lines(bell_log) == 1)
+        session.close()  # before acknowledging: the broker must deliver it again
+        session = fake.accept()
+        session.wait_subscribed("actiond/n1/control/+/set")
+        session.send_publish("actiond/n1/control/org_test_bell/set", b"PRESS", mid=77, qos=1, dup=True)
+        wait_for("the redelivery to be dropped", lambda: bridge.process.lines("command-duplicate"))
+        # A new command (new packet id) after it still performs: the bridge did not stall.
+        session.send_publish("actiond/n1/control/org_test_bell/set", b"PRESS", mid=78, qos=1)
+        wait_for("the second ring", lambda: count_lines(bell_log) == 2)
+        assert session.wait_puback(78), "no PUBACK for packet 78"
+        assert count_lines(bell_log) == 2
+        ok("a QoS 1 redelivery (same packet id, after a reconnect) is dropped: one ring; the next command rings")
+    finally:
+        bridge.kill()
+        daemon.kill()
+        fake.close()
+
+
+def tls_password(bin_dir, work):
+    """TLS with a client certificate and a password, read from a file and from systemd's
+    credentials directory; a wrong password is refused and never logged."""
+    import subprocess
+    pki = make_pki(work)
+    password = "s3cret-Pa55"
+    passwd = os.path.join(work, "passwd")
+    subprocess.run(["/usr/bin/mosquitto_passwd", "-b", "-c", passwd, "bridge", password], check=True)
+    subprocess.run(["/usr/bin/mosquitto_passwd", "-b", passwd, "ha", "ha-pass"], check=True)
+    broker = Broker(work, extra=f"cafile {pki['ca']}\ncertfile {pki['server_cert']}\nkeyfile {pki['server_key']}\n"
+                    f"require_certificate true\nallow_anonymous false\npassword_file {passwd}\n")
+    broker.start()
+    config, lamp_log, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    sub = Subscriber(broker.port, tls=pki, auth=("ha", "ha-pass"))
+    common = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "t1",
+              "--device-id", "dev-t1", "--ca-file", pki["ca"], "--cert-file", pki["cert"], "--key-file", pki["key"],
+              "--username", "bridge"]
+    procs = [broker, daemon]
+    try:
+        with open(os.path.join(work, "password"), "w") as f:
+            f.write(password + "\n")
+        bridge = Bridge(bin_dir, work, "bridge-file", common + ["--password-file", os.path.join(work, "password")])
+        procs.append(bridge.start())
+        topic = f"{PREFIX}/device/t1/config"
+        wait_for("discovery over TLS", lambda: sub.last(topic))
+        assert not check_device_discovery(topic, sub.last(topic))
+        mark = sub.mark()
+        sub.publish("actiond/t1/control/org_test_lamp/set", "ON")
+        sub.wait_payload("actiond/t1/control/org_test_lamp/state", "ON", since=mark)
+        assert count_lines(lamp_log) == 1
+        ok("TLS (CA + client certificate) and a password file: discovery, a switch command")
+        bridge.kill(signal.SIGTERM)
+
+        creds = os.path.join(work, "credentials")
+        os.makedirs(creds)
+        with open(os.path.join(creds, "mqtt-password"), "w") as f:
+            f.write(password)
+        env = dict(os.environ, CREDENTIALS_DIRECTORY=creds)
+        mark = sub.mark()
+        bridge = Bridge(bin_dir, work, "bridge-cred", common)
+        bridge.process.env = env
+        procs.append(bridge.start())
+        sub.wait_payload("actiond/t1/bridge", "online", since=mark)
+        ok("the password from $CREDENTIALS_DIRECTORY/mqtt-password (systemd LoadCredential=)")
+        bridge.kill(signal.SIGTERM)
+
+        wrong = os.path.join(work, "wrong")
+        with open(wrong, "w") as f:
+            f.write("not-the-Pa55word\n")
+        bad = Bridge(bin_dir, work, "bridge-wrong", common + ["--password-file", wrong])
+        procs.append(bad.start())
+        wait_for("the refusal", lambda: bad.process.lines("mqtt-refused"))
+        for name in ("bridge-file", "bridge-cred", "bridge-wrong"):
+            text = open(os.path.join(work, f"{name}.log")).read()
+            assert password not in text and "not-the-Pa55word" not in text, f"{name} logged a password"
+        ok("a wrong password is refused (logged as mqtt-refused); no password appears in any log")
+    finally:
+        sub.stop()
+        for p in procs:
+            p.kill()
+
+
+def late_start(bin_dir, work):
+    """The bridge starts first: neither the broker nor actiond is there. It retries both
+    with backoff; once the broker is up it says actiond is offline; once actiond is up,
+    discovery and every state follow."""
+    from harness import free_port
+    port = free_port()
+    config, _, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config)
+    bridge = Bridge(bin_dir, work, "bridge", ["--host", "127.0.0.1", "--port", str(port), "--socket", daemon.socket,
+                                               "--node-id", "n1", "--device-id", "dev"]).start()
+    broker = Broker(work, port=port)
+    procs = [bridge, broker]
+    try:
+        wait_for("failed broker attempts", lambda: len(bridge.process.lines("mqtt-connect-failed")) >= 2)
+        wait_for("a failed actiond attempt", lambda: bridge.process.lines("daemon-connect-failed"))
+        broker.start()
+        sub = Subscriber(broker.port)
+        sub.wait_payload("actiond/n1/bridge", "online")
+        sub.wait_payload("actiond/n1/daemon", "offline")
+        assert not sub.last(f"{PREFIX}/device/n1/config"), "discovery before actiond's snapshot"
+        ok("broker down at start: retried with backoff; then online, actiond 'offline' until it is there")
+        daemon.start()
+        procs.append(daemon)
+        wait_for("discovery", lambda: sub.last(f"{PREFIX}/device/n1/config"))
+        sub.wait_payload("actiond/n1/daemon", "online")
+        sub.wait_payload("actiond/n1/control/org_test_lamp/state", "OFF")
+        ok("actiond down at start: once it is up, discovery, 'online' and every state")
+        sub.stop()
+    finally:
+        for p in procs:
+            if p is daemon and not daemon.process:
+                continue
+            p.kill()
+
+
+def cleanup(bin_dir, work):
+    """What a previous run published and actiond no longer has (a control removed, a double
+    press unassigned while the bridge was stopped) is removed from Home Assistant: the new
+    run finds the retained payload and sends those components once with only "p"."""
+    broker = Broker(work)
+    broker.start()
+    config, _, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "n1",
+            "--device-id", "dev"]
+    bridge = Bridge(bin_dir, work, "bridge", args).start()
+    sub = Subscriber(broker.port)
+    procs = [bridge, daemon, broker]
+    topic = f"{PREFIX}/device/n1/config"
+    try:
+        wait_for("discovery with the bell", lambda: "control_org_test_bell" in (discovery(sub, "n1") or {}).get("cmps", {}))
+        bridge.kill(signal.SIGTERM)
+        daemon.kill(signal.SIGTERM)
+        config["controls"] = [c for c in config["controls"] if c["kind"] != "org.test.bell"]
+        config["assignments"] = {"action": {"hold": "org.test.timer"}}
+        daemon = Actiond(bin_dir, work, config).start()
+        procs[1] = daemon
+        mark = sub.mark()
+        bridge = Bridge(bin_dir, work, "bridge2", args).start()
+        procs[0] = bridge
+
+        def removed():
+            for _, payload, _, _ in sub.since(mark, topic):
+                cmps = json.loads(payload)["cmps"]
+                if cmps.get("control_org_test_bell") == {"p": "button"} and \
+                        cmps.get("action_double_press") == {"p": "device_automation"}:
+                    return True
+            return False
+        wait_for("the removal of the bell and the double press", removed)
+        for _, payload, _, _ in sub.since(mark, topic):
+            assert not check_device_discovery(topic, payload)
+        ok("components a previous run published and actiond no longer has are removed (sent once with only 'p')")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def doc_block(path, kind):
+    """The fenced block after `<!-- example: KIND -->` in a doc."""
+    lines = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", path)).read().splitlines()
+    i = lines.index(f"<!-- example: {kind} -->") + 1
+    while not lines[i].startswith("```"):
+        i += 1
+    j = i + 1
+    while not lines[j].startswith("```"):
+        j += 1
+    return "\n".join(lines[i + 1:j]) + "\n"
+
+
+def fleet(bin_dir, work):
+    """Three actiond + bridge pairs with their own node ids and broker users on one broker,
+    under docs/fleet.md's ACL: a command to one node affects only it, a node's user cannot
+    command another node; the broker is killed and restarted, every node recovers its states."""
+    import subprocess
+    passwd = os.path.join(work, "passwd")
+    acl = os.path.join(work, "acl")
+    with open(acl, "w") as f:
+        f.write(doc_block("docs/fleet.md", "mosquitto-acl"))
+    users = {"n1": "p1", "n2": "p2", "n3": "p3", "homeassistant": "ha"}
+    for i, (user, password) in enumerate(users.items()):
+        subprocess.run(["/usr/bin/mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [passwd, user, password],
+                       check=True)
+    extra = f"allow_anonymous false\npassword_file {passwd}\nacl_file {acl}\n"
+    broker = Broker(work, extra=extra)
+    broker.start()
+    nodes = []
+    procs = [broker]
+    ha = ("homeassistant", "ha")
+    try:
+        for n in ("n1", "n2", "n3"):
+            d = os.path.join(work, n)
+            os.makedirs(d)
+            with open(os.path.join(d, "password"), "w") as f:
+                f.write(users[n] + "\n")
+            config, lamp_log, bell_log = actiond_config(d)
+            daemon = Actiond(bin_dir, d, config).start()
+            bridge = Bridge(bin_dir, d, "bridge", ["--host", "127.0.0.1", "--port", str(broker.port), "--socket",
+                                                    daemon.socket, "--node-id", n, "--device-id", f"dev-{n}",
+                                                    "--username", n, "--password-file",
+                                                    os.path.join(d, "password")]).start()
+            procs += [daemon, bridge]
+            nodes.append((n, daemon, bridge, lamp_log))
+        sub = Subscriber(broker.port, auth=ha)
+        for n, *_ in nodes:
+            topic = f"{PREFIX}/device/{n}/config"
+            wait_for(f"{n}'s discovery", lambda: sub.last(topic))
+            assert not check_device_discovery(topic, sub.last(topic))
+        ids = {json.loads(sub.last(f"{PREFIX}/device/{n}/config"))["dev"]["ids"][0] for n, *_ in nodes}
+        assert len(ids) == 3, ids
+        ok("three nodes under docs/fleet.md's ACL, three devices with their own identifiers")
+        mark = sub.mark()
+        sub.publish("actiond/n2/control/org_test_lamp/set", "ON")
+        sub.wait_payload("actiond/n2/control/org_test_lamp/state", "ON", since=mark)
+        sub.publish("actiond/n3/button/action/assignment/set", "Bell")
+        sub.wait_payload("actiond/n3/button/action/assignment", "Bell", since=mark)
+        assert [count_lines(lamp) for *_, lamp in nodes] == [0, 1, 0]
+        assert [d.request({"request": "status"})["result"]["buttons"][0]["control"]["kind"] for _, d, _, _ in nodes] == [
+            "org.test.timer", "org.test.timer", "org.test.bell"]
+        ok("a switch command to n2 and a select to n3 change only them")
+        # n1's user tries to command n3: the broker drops it (ACL), n3's lamp stays off.
+        rogue = Subscriber(broker.port, topics=(), client_id="rogue-n1", auth=("n1", "p1"))
+        rogue.publish("actiond/n3/control/org_test_lamp/set", "ON")
+        rogue.publish("actiond/n1/control/org_test_lamp/set", "ON")  # its own: allowed
+        mark = sub.mark()
+        sub.wait_payload("actiond/n1/control/org_test_lamp/state", "ON")
+        wait_for("the broker's denial", lambda: "Denied PUBLISH from rogue-n1" in open(broker.log).read()
+                 and "actiond/n3/control/org_test_lamp/set" in open(broker.log).read())
+        assert count_lines(nodes[2][3]) == 0, "n1's user commanded n3"
+        rogue.stop()
+        ok("n1's broker user cannot command n3 (its own lamp it can)")
+        sub.stop()
+        broker.kill()
+        broker = Broker(work, port=broker.port, extra=extra)
+        broker.start()
+        procs[0] = broker
+        sub = Subscriber(broker.port, client_id="test-ha-2", auth=ha)
+        expected = {"n1": ("ON", "Timer"), "n2": ("ON", "Timer"), "n3": ("OFF", "Bell")}
+        for n, (lamp, assigned) in expected.items():
+            wait_for(f"{n}'s discovery after the restart", lambda: sub.last(f"{PREFIX}/device/{n}/config"), timeout=40)
+            sub.wait_payload(f"actiond/{n}/bridge", "online")
+            sub.wait_payload(f"actiond/{n}/control/org_test_lamp/state", lamp)
+            sub.wait_payload(f"actiond/{n}/button/action/assignment", assigned)
+        ok("broker killed and restarted: every node re-publishes discovery and its states intact")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("only", nargs="*")
+    args = parser.parse_args()
+    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password), ("cleanup", cleanup),
+                 ("fleet", fleet)]
+    for name, scenario in scenarios:
+        if args.only and name not in args.only:
+            continue
+        work = tempfile.mkdtemp(prefix=f"actiond-mqtt-{name}-")
+        try:
+            scenario(args.bin, work)
+        except Exception:
+            traceback.print_exc()
+            for log in sorted(os.listdir(work)):
+                if log.endswith(".log"):
+                    with open(os.path.join(work, log), errors="replace") as f:
+                        tail = f.read().splitlines()[-40:]
+                    print(f"--- {log} (last {len(tail)} lines)")
+                    print("\n".join(tail))
+            print(f"test-mqtt: FAILED: {name} (files in {work})")
+            return 1
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"test-mqtt: {name} passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

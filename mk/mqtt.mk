@@ -1,0 +1,28 @@
+# mqtt.mk: actiond-mqtt, the MQTT / Home Assistant bridge.
+#
+# libmosquitto-dev builds the bridge (Sources/CMosquitto, pkg-config libmosquitto; libssl-dev
+# for SSL_pending: TLS bytes OpenSSL buffered where epoll cannot see them). The
+# test-mqtt tier runs Debian's mosquitto broker on loopback (a random free port, a
+# generated configuration, no system service), a real actiond and the bridge, and checks
+# what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/).
+
+APT_PACKAGES += libmosquitto-dev libssl-dev mosquitto mosquitto-clients python3-paho-mqtt openssl
+TEST_TIERS += test-mqtt
+
+.PHONY: test-mqtt
+test-mqtt: deps
+	$(SWIFT) build $(BUILD_FLAGS) --product actiond
+	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
+	/usr/bin/python3 Tests/mqtt/test_bridge.py --bin "$(BIN_DIR)"
+
+## bench-mqtt: the bridge's figures (release build): actiond's event → MQTT subscriber
+## latency (p50/p99) and the idle bridge's wake-ups and RSS. Prints numbers; asserts nothing.
+BENCH_TIERS += bench-mqtt
+BENCH_MQTT_N ?= 300
+BENCH_MQTT_IDLE_S ?= 60
+.PHONY: bench-mqtt
+bench-mqtt: deps
+	$(SWIFT) build -c release $(BUILD_FLAGS) --product actiond
+	$(SWIFT) build -c release $(BUILD_FLAGS) --product actiond-mqtt
+	/usr/bin/python3 Tests/mqtt/bench_bridge.py --bin "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))" \
+	  -n $(BENCH_MQTT_N) --idle $(BENCH_MQTT_IDLE_S)
