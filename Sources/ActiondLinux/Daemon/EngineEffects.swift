@@ -62,7 +62,7 @@ final class EngineEffects {
   struct ClientQuiet {
     var before: TimeSpan
     var after: TimeSpan
-    static let standard = ClientQuiet(before: .milliseconds(20), after: .milliseconds(10))
+    static let standard = ClientQuiet(before: .milliseconds(50), after: .milliseconds(10))
   }
   var clientQuiet = ClientQuiet.standard
 
