@@ -6,6 +6,8 @@
 #   cp Tests/bench/experiments/07-exp-quiet-final.sh Tests/vm/bench/
 #   BENCH_ONLY=07-exp-quiet-final BENCH_N=100 BENCH_ABUSE_N=100 BENCH_EXTRA_BINS=/tmp/actiond-base \
 #     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+# With the trial build of 06-quiet-trial.patch as actiond-exp in BENCH_EXTRA_BINS too, it
+# then runs 200 holds under the abuse with the quiet alternating (50, then 20 ms before).
 # timeout: 2000
 . "$VM_LIB"
 . /vm/bench-lib.sh
@@ -84,3 +86,8 @@ for k in 1 2; do
   ABUSE_REACTORS=subnb abuse_phase a-base-$k actiond-base
   ABUSE_REACTORS= abuse_phase a-new-$k actiond
 done
+if command -v actiond-exp >/dev/null; then
+  BENCH_ABUSE_N=200
+  ABUSE_REACTORS= abuse_phase a-alt50 actiond-exp env ACTIOND_EXP_QUIET=50000,10000 ACTIOND_EXP_ALT=1
+  ABUSE_REACTORS= abuse_phase a-alt20 actiond-exp env ACTIOND_EXP_QUIET=20000,10000 ACTIOND_EXP_ALT=1
+fi
