@@ -63,7 +63,8 @@ public final class Daemon {
   /// one with `apply`).
   private var configuration: Configuration { engine.configuration }
   /// The engine's output: it carries out what the engine asks (see ``EngineEffects``).
-  private let effects: EngineEffects
+  /// Internal for tests (its `clientQuiet`).
+  let effects: EngineEffects
   /// The socket server's handler (see ``RequestRouter``).
   private let router: RequestRouter
   private let server: ControlServer

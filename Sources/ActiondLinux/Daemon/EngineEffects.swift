@@ -31,6 +31,14 @@ final class EngineEffects {
   /// The daemon's environment: intents get `LANG`, `LC_ALL` and `TZ` from it, nothing else.
   private let environment: [String: String]
   private var timer: TimerID?
+  /// The clients' quiet before the engine's deadline (``clientQuiet``), until it fired.
+  private var deadlineQuiet: QuietID?
+  /// The clients' quiet after a command the deadline started, until it shows life.
+  private var commandQuiet: (quiet: QuietID, token: UInt64)?
+  private var nextCommandQuiet: UInt64 = 1
+  /// True while the engine handles its deadline: the commands it starts then are a
+  /// hold's (or another gesture's), started with a person's finger on the key.
+  private var handlingDeadline = false
   /// Every `user` the configuration names, resolved when it was loaded: a command never
   /// waits for the name service on the loop.
   private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
@@ -42,6 +50,21 @@ final class EngineEffects {
   /// Pending retry of a failed save.
   private var saveRetry: TimerID?
   static let saveRetryInterval = TimeSpan.seconds(10)
+
+  /// How long the socket clients wait around a button's deadline (a hold, a long hold,
+  /// the end of a double-press window or of a debounce): from `before` ahead of it until
+  /// it is handled, and after a command it started for at most `after`, or until that
+  /// command's first output or its exit. Meanwhile the loop serves devices, timers,
+  /// signals and commands only (``EventLoop/quiet(from:until:)``): busy clients cannot
+  /// keep it running, so at the deadline it is asleep and woken at once, and the command
+  /// gets the CPU. A client's request waits at most that long (docs/protocol.md,
+  /// fairness). Zero spans turn either part off.
+  struct ClientQuiet {
+    var before: TimeSpan
+    var after: TimeSpan
+    static let standard = ClientQuiet(before: .milliseconds(50), after: .milliseconds(10))
+  }
+  var clientQuiet = ClientQuiet.standard
 
   init(
     loop: EventLoop, logger: Logger, store: StateStore, runner: any ProcessRunning, input: any InputSource,
@@ -65,6 +88,26 @@ final class EngineEffects {
     stopping = true
     if let timer { loop.cancel(timer) }
     timer = nil
+    endQuiet()
+  }
+
+  private func endQuiet() {
+    if let deadlineQuiet { loop.endQuiet(deadlineQuiet) }
+    deadlineQuiet = nil
+    endCommandQuiet()
+  }
+
+  /// Starts the quiet after a gesture's command (replacing an earlier one), ended early
+  /// by that command's output or exit through `token`.
+  private func beginCommandQuiet(token: UInt64) {
+    endCommandQuiet()
+    let now = loop.now()
+    commandQuiet = (loop.quiet(from: now, until: now + clientQuiet.after), token)
+  }
+
+  private func endCommandQuiet() {
+    if let commandQuiet { loop.endQuiet(commandQuiet.quiet) }
+    commandQuiet = nil
   }
 
   /// The last save of a stop: no retry is pending afterwards.
@@ -157,13 +200,22 @@ extension EngineEffects: ControlEngineOutput {
   func armTimer(at deadline: MonotonicInstant?) {
     if let timer { loop.cancel(timer) }
     timer = nil
+    if let deadlineQuiet { loop.endQuiet(deadlineQuiet) }
+    deadlineQuiet = nil
     guard let deadline, !stopping else { return }
+    if clientQuiet.before > .zero { deadlineQuiet = loop.quiet(from: deadline - clientQuiet.before) }
     timer = loop.schedule(at: deadline) { [unowned self] now in
       self.timer = nil
+      // Kept until the engine is done: a command it starts continues the quiet.
+      let quiet = self.deadlineQuiet
+      self.deadlineQuiet = nil
       // A release stamped before the deadline may still be unread: drain first, so the
       // kernel's timestamps decide, not the order in which the loop saw things.
       for button in self.engine.configuration.buttons.indices { self.input.drain(button: button) }
+      self.handlingDeadline = true
       self.engine.deadlineReached(at: now)
+      self.handlingDeadline = false
+      if let quiet { self.loop.endQuiet(quiet) }
     }
   }
 
@@ -315,9 +367,20 @@ extension EngineEffects: ControlEngineOutput {
       later { completion(ProcessResult(outcome: .spawnFailed(failure))) }
       return nil
     }
-    return runner.run(request) { [logger] line in
+    // A gesture's command: the clients keep waiting until it has run (its first output
+    // or exit shows it has), for at most `clientQuiet.after`. The deadline's own quiet
+    // lasts until its handler returns, so this one begins after the spawn: arming it
+    // (a timerfd update) is not on the command's way.
+    var quietToken: UInt64?
+    if handlingDeadline && clientQuiet.after > .zero {
+      quietToken = nextCommandQuiet
+      nextCommandQuiet += 1
+    }
+    let id = runner.run(request) { [logger, unowned self, quietToken] line in
+      if let quietToken, self.commandQuiet?.token == quietToken { self.endCommandQuiet() }
       logger.info("[\(tag)] \(line.text)\(line.truncated ? " …(truncated)" : "")", event: "intent-output")
-    } completion: { [logger, unowned self] result in
+    } completion: { [logger, unowned self, quietToken] result in
+      if let quietToken, self.commandQuiet?.token == quietToken { self.endCommandQuiet() }
       if result.discardedLines > 0 {
         logger.notice(
           "[\(tag)] \(result.discardedLines) more output line(s) (\(result.discardedBytes) bytes) not logged",
@@ -326,6 +389,8 @@ extension EngineEffects: ControlEngineOutput {
       completion(result)
       if self.stopping && self.runner.runningCount == 0 { self.commandsEnded() }
     }
+    if let quietToken { beginCommandQuiet(token: quietToken) }
+    return id
   }
 
   private func processRequest(_ spec: ExecSpec, extra: [String: String]) -> Result<ProcessRequest, SpawnFailure> {

@@ -13,6 +13,11 @@ public struct TimerID: Hashable, Sendable {
   public let rawValue: UInt64
 }
 
+/// Identifies a quiet period (``EventLoop/quiet(from:until:)``). Never reused within one loop.
+public struct QuietID: Hashable, Sendable {
+  public let rawValue: UInt64
+}
+
 /// A signal read from signalfd, with who sent it.
 public struct SignalInfo: Sendable, Equatable {
   /// The signal number (SIGTERM, SIGHUP, ...).
@@ -43,6 +48,13 @@ public struct SignalInfo: Sendable, Equatable {
 ///   its own work per turn and asks for another with ``dispatchAgain(_:)``, and the
 ///   `.low` phase as a whole stops when ``lowPriorityBudget`` is spent or a timer falls
 ///   due (the clients left wait, first in line, for the next turn).
+/// - During a quiet period (``quiet(from:until:)``: a button's deadline is near) the
+///   `.low` watches are not served at all and do not wake the loop: they live in an epoll
+///   instance of their own, which the loop stops watching with one `epoll_ctl`. Nothing
+///   is read, accepted, dropped or closed meanwhile; clients wait in their own sockets
+///   (and their writers block), so the CPU goes quiet and the sleeping loop is woken by
+///   its timerfd at once when the deadline comes. A quiet stretch lasts at most
+///   ``maximumQuiet``; then one turn serves the clients whatever the periods say.
 ///
 /// Not thread-safe: use it from the thread that runs it. Signals are blocked on the
 /// calling thread only, so call ``onSignal(_:_:)`` before starting other threads (the
@@ -96,6 +108,11 @@ public final class EventLoop {
     public var repeatedDispatches: UInt64 = 0
     /// Ready `.low` watches left for the next turn because the turn's budget ran out.
     public var deferredDispatches: UInt64 = 0
+    /// Turns in which the `.low` watches were not served because a quiet period was on.
+    public var quietTurns: UInt64 = 0
+    /// Turns that served the `.low` watches during a quiet period because its stretch
+    /// reached ``EventLoop/maximumQuiet``.
+    public var quietBreaks: UInt64 = 0
   }
 
   private struct Watch {
@@ -114,6 +131,9 @@ public final class EventLoop {
   }
 
   private let epollFD: Int32
+  /// The `.low` watches' own epoll instance, watched by `epollFD` (token `lowToken`)
+  /// except during a quiet stretch.
+  private let lowEpollFD: Int32
   private let timerFD: Int32
   private var signalFD: Int32 = -1
   private var signalMask = sigset_t()
@@ -124,6 +144,7 @@ public final class EventLoop {
   // Reserved epoll data values for the loop's own fds (watch ids start at 1).
   private static let timerToken: UInt64 = 0
   private static let signalToken: UInt64 = UInt64.max
+  private static let lowToken: UInt64 = UInt64.max - 1
 
   private var heap: [HeapEntry] = []
   private var timers: [UInt64: (MonotonicInstant) -> Void] = [:]
@@ -133,6 +154,17 @@ public final class EventLoop {
 
   private var stopped = false
   private var events: [epoll_event]
+  private var lowEvents: [epoll_event]
+  /// Whether `epollFD` watches `lowEpollFD` (false during a quiet stretch).
+  private var lowListening = true
+  private struct QuietPeriod {
+    var from: MonotonicInstant
+    var until: MonotonicInstant?
+  }
+  private var quietPeriods: [UInt64: QuietPeriod] = [:]
+  private var nextQuiet: UInt64 = 1
+  /// When the current stretch of quiet turns began; nil while clients are served.
+  private var quietSince: MonotonicInstant?
   /// Watches whose handlers asked to run again next turn, in the order they asked.
   private var again: [UInt64] = []
   /// Ready `.low` watches that a turn's budget left undispatched: they come first in the
@@ -146,6 +178,11 @@ public final class EventLoop {
   /// `.low` watches wait for the next turn, which starts with devices, signals and timers.
   /// At least one `.low` handler runs per turn, so clients always progress.
   public var lowPriorityBudget = TimeSpan.milliseconds(1)
+
+  /// The longest stretch of turns without serving the `.low` watches, however quiet
+  /// periods overlap or follow one another (a chattering key re-arming its deadline):
+  /// then one turn serves them and a new stretch begins, so clients always progress.
+  public var maximumQuiet = TimeSpan.milliseconds(100)
 
   /// Counters since creation.
   public private(set) var statistics = Statistics()
@@ -165,19 +202,32 @@ public final class EventLoop {
       Syscall.close(ep)
       throw SystemCallError("timerfd_create", error)
     }
-    epollFD = ep
-    timerFD = tfd
-    events = Array(repeating: epoll_event(), count: 64)
-    sigemptyset(&signalMask)
-    do { try epollAdd(tfd, token: Self.timerToken, events: UInt32(EPOLLIN.rawValue)) } catch {
+    let low: Int32
+    do { low = try Syscall.retrying { epoll_create1(Int32(EPOLL_CLOEXEC)) } } catch {
       Syscall.close(ep)
       Syscall.close(tfd)
+      throw SystemCallError("epoll_create1", error)
+    }
+    epollFD = ep
+    lowEpollFD = low
+    timerFD = tfd
+    events = Array(repeating: epoll_event(), count: 64)
+    lowEvents = Array(repeating: epoll_event(), count: 64)
+    sigemptyset(&signalMask)
+    do {
+      try epollAdd(tfd, token: Self.timerToken, events: UInt32(EPOLLIN.rawValue))
+      try epollAdd(low, token: Self.lowToken, events: UInt32(EPOLLIN.rawValue))
+    } catch {
+      Syscall.close(ep)
+      Syscall.close(tfd)
+      Syscall.close(low)
       throw SystemCallError("epoll_ctl ADD timerfd", error)
     }
   }
 
   deinit {
     Syscall.close(epollFD)
+    Syscall.close(lowEpollFD)
     Syscall.close(timerFD)
     if signalFD >= 0 { Syscall.close(signalFD) }
   }
@@ -196,7 +246,7 @@ public final class EventLoop {
   ) throws -> WatchID {
     let id = nextWatch
     nextWatch += 1
-    do { try epollAdd(fd, token: id, events: Self.epollMask(interest)) } catch {
+    do { try epollAdd(fd, token: id, events: Self.epollMask(interest), on: epoll(for: priority)) } catch {
       throw SystemCallError("epoll_ctl ADD fd \(fd)", error)
     }
     watches[id] = Watch(fd: fd, interest: interest, priority: priority, handler: handler)
@@ -219,7 +269,8 @@ public final class EventLoop {
     var event = epoll_event()
     event.events = Self.epollMask(interest)
     event.data.u64 = id.rawValue
-    do { _ = try Syscall.retrying { epoll_ctl(epollFD, EPOLL_CTL_MOD, watch.fd, &event) } } catch {
+    let instance = epoll(for: watch.priority)
+    do { _ = try Syscall.retrying { epoll_ctl(instance, EPOLL_CTL_MOD, watch.fd, &event) } } catch {
       throw SystemCallError("epoll_ctl MOD fd \(watch.fd)", error)
     }
     watch.interest = interest
@@ -232,7 +283,102 @@ public final class EventLoop {
     guard let watch = watches.removeValue(forKey: id.rawValue) else { return }
     var event = epoll_event()
     // ENOENT/EBADF: the fd was already closed (epoll forgets closed fds): nothing to do.
-    _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, watch.fd, &event)
+    _ = epoll_ctl(epoll(for: watch.priority), EPOLL_CTL_DEL, watch.fd, &event)
+  }
+
+  private func epoll(for priority: Priority) -> Int32 { priority == .low ? lowEpollFD : epollFD }
+
+  // MARK: Quiet periods
+
+  /// From `start` until `end` (nil: until ``endQuiet(_:)``), the `.low` watches (socket
+  /// clients) are not served and do not wake the loop; `.normal` watches, signals and
+  /// timers are served as always. For the approach of a button's deadline: with nothing
+  /// to do but wait for its timer, the loop sleeps and is woken on time. Periods may
+  /// overlap; clients are served again once none is on, or for one turn when a quiet
+  /// stretch reaches ``maximumQuiet``.
+  @discardableResult
+  public func quiet(from start: MonotonicInstant, until end: MonotonicInstant? = nil) -> QuietID {
+    let id = nextQuiet
+    nextQuiet += 1
+    quietPeriods[id] = QuietPeriod(from: start, until: end)
+    updateListening()
+    updateTimerFD()
+    return QuietID(rawValue: id)
+  }
+
+  /// Ends a quiet period early; a no-op for ended or unknown ids.
+  public func endQuiet(_ id: QuietID) {
+    guard quietPeriods.removeValue(forKey: id.rawValue) != nil else { return }
+    updateListening()
+    updateTimerFD()
+  }
+
+  /// Whether a quiet period is on now.
+  public var isQuiet: Bool { quietOn(at: now()) }
+
+  /// Whether a period covers `instant`; forgets the periods that are over.
+  private func quietOn(at instant: MonotonicInstant) -> Bool {
+    guard !quietPeriods.isEmpty else { return false }
+    var on = false
+    for (id, period) in quietPeriods {
+      if let end = period.until, end <= instant {
+        quietPeriods[id] = nil
+      } else if period.from <= instant {
+        on = true
+      }
+    }
+    return on
+  }
+
+  /// Whether this turn serves the `.low` watches; keeps the quiet stretch's start.
+  private func servesLow(at instant: MonotonicInstant) -> Bool {
+    guard quietOn(at: instant) else {
+      quietSince = nil
+      return true
+    }
+    guard let since = quietSince else {
+      quietSince = instant
+      statistics.quietTurns += 1
+      return false
+    }
+    if instant - since >= maximumQuiet {
+      quietSince = instant  // served now; a new stretch begins
+      statistics.quietBreaks += 1
+      return true
+    }
+    statistics.quietTurns += 1
+    return false
+  }
+
+  /// Watches the `.low` epoll instance unless a quiet period is on (one epoll_ctl, only
+  /// when that changes).
+  private func updateListening() {
+    let wanted = !quietOn(at: now())
+    if wanted == lowListening { return }
+    var event = epoll_event()
+    event.events = wanted ? UInt32(EPOLLIN.rawValue) : 0
+    event.data.u64 = Self.lowToken
+    // Cannot fail for the loop's own two epoll fds.
+    _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, lowEpollFD, &event)
+    lowListening = wanted
+    if !wanted && quietSince == nil { quietSince = now() }
+  }
+
+  /// The next instant at which the quiet state may change: a period's start or end, or
+  /// the end of the current stretch's ``maximumQuiet``.
+  private func nextQuietChange() -> MonotonicInstant? {
+    guard !quietPeriods.isEmpty else { return nil }
+    let current = now()
+    var next: MonotonicInstant?
+    func consider(_ instant: MonotonicInstant) {
+      if instant > current, next.map({ instant < $0 }) ?? true { next = instant }
+    }
+    for period in quietPeriods.values {
+      consider(period.from)
+      if let end = period.until { consider(end) }
+    }
+    if !lowListening, let since = quietSince { consider(since + maximumQuiet) }
+    return next
   }
 
   // MARK: Timers
@@ -309,8 +455,10 @@ public final class EventLoop {
   /// Waits for events until `deadline` (nil: until something happens), dispatches one
   /// batch of fd events, signals and due timers, and returns. For tests and for embedding.
   public func runOnce(until deadline: MonotonicInstant?) throws {
+    let normalWaiting = again.contains { watches[$0]?.priority == .normal }
+    let lowWaiting = !deferred.isEmpty || again.contains { watches[$0]?.priority == .low }
     var timeout: Int32 = -1
-    if !again.isEmpty || !deferred.isEmpty {
+    if normalWaiting || (lowWaiting && lowListening) {
       timeout = 0  // work is waiting: collect what is ready, do not sleep
     } else if let deadline {
       let remaining = deadline - now()
@@ -322,61 +470,37 @@ public final class EventLoop {
         timeout = Int32(clamping: ms)
       }
     }
-    let capacity = Int32(events.count)
-    let count: Int32
-    do {
-      count = try events.withUnsafeMutableBufferPointer { buffer throws(Errno) in
-        try Syscall.retrying { epoll_wait(epollFD, buffer.baseAddress, capacity, timeout) }
-      }
-    } catch { throw SystemCallError("epoll_wait", error) }
+    let count = try wait(epollFD, &events, timeout: timeout)
     statistics.wakeups += 1
     var sawTimer = false
     var sawSignal = false
-    // The batch is copied (a handler may re-enter runOnce: not recommended, but harmless)
-    // and split by priority; a watch that asked to run again joins its class, once.
+    var sawLow = false
+    // The batch is copied (a handler may re-enter runOnce: not recommended, but harmless);
+    // a watch that asked to run again joins its class, once.
     var normal: [(UInt64, IOEvents)] = []
-    var lowBatch: [(UInt64, IOEvents)] = []
     var repeated = again
     again.removeAll()
-    for event in events[0..<Int(count)] {
+    for event in events[0..<count] {
       let token = event.data.u64
-      if token == Self.timerToken {
-        sawTimer = true
-        continue
-      }
-      if token == Self.signalToken {
-        sawSignal = true
-        continue
-      }
-      guard let watch = watches[token] else { continue }
-      if let i = repeated.firstIndex(of: token) { repeated.remove(at: i) }
-      if watch.priority == .normal {
+      switch token {
+      case Self.timerToken: sawTimer = true
+      case Self.signalToken: sawSignal = true
+      case Self.lowToken: sawLow = true
+      default:
+        guard watches[token] != nil else { continue }
+        if let i = repeated.firstIndex(of: token) { repeated.remove(at: i) }
         normal.append((token, Self.ioEvents(event.events)))
-      } else {
-        lowBatch.append((token, Self.ioEvents(event.events)))
       }
     }
+    var repeatedLow: [UInt64] = []
     for token in repeated {
       guard let watch = watches[token] else { continue }
-      statistics.repeatedDispatches += 1
-      if watch.priority == .normal { normal.append((token, [])) } else { lowBatch.append((token, [])) }
-    }
-    // Those the last turn's budget left waiting go first, with this batch's readiness
-    // (level-triggered epoll reports them again); then the rest in the batch's order.
-    var low: [(UInt64, IOEvents)] = []
-    if deferred.isEmpty {
-      low = lowBatch
-    } else {
-      var pending: [UInt64: IOEvents] = [:]
-      for (token, events) in lowBatch { pending[token, default: []].formUnion(events) }
-      for token in deferred where watches[token] != nil {
-        low.append((token, pending.removeValue(forKey: token) ?? []))
+      if watch.priority == .normal {
+        statistics.repeatedDispatches += 1
+        normal.append((token, []))
+      } else {
+        repeatedLow.append(token)
       }
-      for (token, _) in lowBatch {
-        guard let events = pending.removeValue(forKey: token) else { continue }
-        low.append((token, events))
-      }
-      deferred.removeAll()
     }
     dispatch(normal)
     if sawSignal { drainSignals() }
@@ -384,10 +508,63 @@ public final class EventLoop {
     // Due timers run even if the timerfd was not in this batch (e.g. a timer scheduled in
     // the past by an fd handler above): cheap, and it never delays a due deadline.
     fireDueTimers()
-    dispatchLow(low)
-    if Int(count) == events.count && events.count < 1024 {
+    // Then the clients, unless a quiet period is on (the deadline timer above may have
+    // ended one or started another).
+    if servesLow(at: now()) {
+      var lowBatch: [(UInt64, IOEvents)] = []
+      if sawLow || !lowListening || !repeatedLow.isEmpty || !deferred.isEmpty {
+        let ready = try wait(lowEpollFD, &lowEvents, timeout: 0)
+        for event in lowEvents[0..<ready] where watches[event.data.u64] != nil {
+          let token = event.data.u64
+          if let i = repeatedLow.firstIndex(of: token) { repeatedLow.remove(at: i) }
+          lowBatch.append((token, Self.ioEvents(event.events)))
+        }
+        if ready == lowEvents.count && lowEvents.count < 1024 {
+          lowEvents = Array(repeating: epoll_event(), count: lowEvents.count * 2)
+        }
+      }
+      for token in repeatedLow where watches[token] != nil {
+        statistics.repeatedDispatches += 1
+        lowBatch.append((token, []))
+      }
+      // Those the last turn's budget left waiting go first, with this batch's readiness
+      // (level-triggered epoll reports them again); then the rest in the batch's order.
+      var low: [(UInt64, IOEvents)] = []
+      if deferred.isEmpty {
+        low = lowBatch
+      } else {
+        var pending: [UInt64: IOEvents] = [:]
+        for (token, events) in lowBatch { pending[token, default: []].formUnion(events) }
+        for token in deferred where watches[token] != nil {
+          low.append((token, pending.removeValue(forKey: token) ?? []))
+        }
+        for (token, _) in lowBatch {
+          guard let events = pending.removeValue(forKey: token) else { continue }
+          low.append((token, events))
+        }
+        deferred.removeAll()
+      }
+      dispatchLow(low)
+    } else {
+      // They keep their place: the first turn after the quiet serves them.
+      again = repeatedLow + again
+    }
+    updateListening()
+    updateTimerFD()
+    if count == events.count && events.count < 1024 {
       events = Array(repeating: epoll_event(), count: events.count * 2)
     }
+  }
+
+  /// epoll_wait on `instance` into `buffer`; the number of events.
+  private func wait(_ instance: Int32, _ buffer: inout [epoll_event], timeout: Int32) throws -> Int {
+    let capacity = Int32(buffer.count)
+    do {
+      let n = try buffer.withUnsafeMutableBufferPointer { buffer throws(Errno) in
+        try Syscall.retrying { epoll_wait(instance, buffer.baseAddress, capacity, timeout) }
+      }
+      return Int(n)
+    } catch { throw SystemCallError("epoll_wait", error) }
   }
 
   // MARK: Internals
@@ -400,12 +577,12 @@ public final class EventLoop {
     }
   }
 
-  /// Dispatches `.low` watches until the turn's budget is spent or a timer falls due;
-  /// the rest wait for the next turn (``lowPriorityBudget``).
+  /// Dispatches `.low` watches until the turn's budget is spent, a timer falls due or a
+  /// quiet period begins; the rest wait for the next turn (``lowPriorityBudget``).
   private func dispatchLow(_ ready: [(UInt64, IOEvents)]) {
     let start = now()
     for (index, (token, events)) in ready.enumerated() {
-      if index > 0 && (now() - start >= lowPriorityBudget || timerIsDue()) {
+      if index > 0 && (now() - start >= lowPriorityBudget || timerIsDue() || quietBegan()) {
         deferred = ready[index...].map(\.0).filter { watches[$0] != nil }
         statistics.deferredDispatches += UInt64(deferred.count)
         return
@@ -416,17 +593,21 @@ public final class EventLoop {
     }
   }
 
+  /// A quiet period came on during a turn that was not already a quiet stretch's break.
+  private func quietBegan() -> Bool { quietSince == nil && quietOn(at: now()) }
+
   private func timerIsDue() -> Bool {
     dropCancelledTop()
     guard let top = heap.first else { return false }
     return top.deadline <= now()
   }
 
-  private func epollAdd(_ fd: Int32, token: UInt64, events mask: UInt32) throws(Errno) {
+  private func epollAdd(_ fd: Int32, token: UInt64, events mask: UInt32, on instance: Int32? = nil) throws(Errno) {
     var event = epoll_event()
     event.events = mask
     event.data.u64 = token
-    _ = try Syscall.retrying { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+    let instance = instance ?? epollFD
+    _ = try Syscall.retrying { epoll_ctl(instance, EPOLL_CTL_ADD, fd, &event) }
   }
 
   private static func epollMask(_ interest: IOEvents) -> UInt32 {
@@ -498,11 +679,12 @@ public final class EventLoop {
     heap.sort { $0.isBefore($1) }  // a sorted array is a valid min-heap
   }
 
-  /// Arms the timerfd to the earliest live deadline, or disarms it; only touches the
-  /// kernel when that deadline changed.
+  /// Arms the timerfd to the earliest live deadline or quiet change, or disarms it; only
+  /// touches the kernel when that instant changed.
   private func updateTimerFD() {
     dropCancelledTop()
-    let wanted = heap.first?.deadline
+    var wanted = heap.first?.deadline
+    if let change = nextQuietChange(), wanted.map({ change < $0 }) ?? true { wanted = change }
     if wanted == armedDeadline { return }
     var spec = itimerspec()
     if let wanted {

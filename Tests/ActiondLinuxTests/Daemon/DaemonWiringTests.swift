@@ -39,6 +39,52 @@ import Testing
     #expect(wired.log.records(event: "performed").count == 1)
   }
 
+  /// The socket clients wait around a button's deadline (issue 13, item 14): from
+  /// `clientQuiet.before` ahead of it until it is handled, then, after a command it
+  /// started, until that command shows life (its first output line or its exit). A key
+  /// released before the deadline ends the quiet at once.
+  @Test func theClientsWaitAroundADeadlineAndItsCommand() throws {
+    let wired = try WiredDaemon()
+    // Spans no machine is too slow for: only the events end the quiet here.
+    wired.daemon.effects.clientQuiet = .init(before: .seconds(3600), after: .seconds(3600))
+    let loop = wired.daemon.loop
+    let t0 = loop.now() - .seconds(10)
+    wired.plugIn(at: t0)
+    try wired.turnOnce()
+    #expect(!loop.isQuiet)
+
+    // A hold whose deadline is already due: decided next turn, its command keeps the quiet.
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .seconds(1)))
+    #expect(loop.isQuiet, "the deadline is near")
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(loop.isQuiet, "the command has not shown life yet")
+    wired.runner.emit(ProcessOutputLine(stream: .stdout, text: "on", truncated: false), run: 0)
+    #expect(!loop.isQuiet, "its first output line ends the quiet")
+    wired.runner.complete(with: .exited(0))
+    try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
+    wired.input.emit(.key(button: 0, value: 0, at: t0 + .seconds(2)))
+    try wired.turnOnce()
+    #expect(!loop.isQuiet)
+
+    // A second hold: the command's exit ends the quiet too.
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .seconds(3)))
+    try wired.turn(until: "the second hold's command") { wired.runner.runs.count == 2 }
+    #expect(loop.isQuiet)
+    wired.runner.complete(with: .exited(0))
+    #expect(!loop.isQuiet, "its exit ends the quiet")
+    try wired.turn(until: "performed twice") { wired.log.records(event: "performed").count == 2 }
+    wired.input.emit(.key(button: 0, value: 0, at: t0 + .seconds(4)))
+    try wired.turnOnce()
+
+    // A press now, released before its threshold: the deadline is gone, so is the quiet.
+    wired.input.emit(.key(button: 0, value: 1, at: loop.now()))
+    #expect(loop.isQuiet, "600 ms before the deadline, within `before`")
+    wired.input.emit(.key(button: 0, value: 0, at: loop.now()))
+    try wired.turnOnce()
+    #expect(!loop.isQuiet)
+    #expect(wired.runner.runs.count == 2, "the short press ran nothing")
+  }
+
   /// A device lost before the loop got to a due hold cancels the press: nothing runs, the
   /// removal is announced and the status line no longer counts the button.
   @Test func deviceLostBeforeTheDeadlineCancelsTheHold() throws {

@@ -53,4 +53,20 @@ import Testing
     #expect(child.errorOutput == "actiond: cannot read \(missing): ENOENT (No such file or directory)\n")
     #expect(access(directory.file("s.sock"), F_OK) != 0 && access(directory.file("state"), F_OK) != 0)
   }
+
+  /// protocol.md's fairness bullet gives the clients' quiet around a deadline in figures:
+  /// they are the code's (EngineEffects.ClientQuiet.standard, EventLoop.maximumQuiet).
+  @Test func theClientsQuietAroundADeadlineIsDocumentedWithTheCodesFigures() throws {
+    let text = ProtocolDocTests.lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
+    let quiet = EngineEffects.ClientQuiet.standard
+    let maximum = try EventLoop().maximumQuiet
+    for promise in [
+      "from \(quiet.before.milliseconds) ms before a pending deadline",
+      "for at most \(quiet.after.milliseconds) ms more, the daemon reads, accepts and answers no client",
+      "may take up to about \((quiet.before + quiet.after).milliseconds) ms longer",
+      "clients are served at least once every \(maximum.milliseconds) ms",
+    ] {
+      #expect(text.contains(promise), "docs/protocol.md does not say: \(promise)")
+    }
+  }
 }

@@ -433,3 +433,166 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     #expect(a.nanoseconds > 0)
   }
 }
+
+/// Quiet periods (issue 13, item 14): while a button's deadline is near, the socket
+/// clients (`.low`) are not served, devices and timers are, and nothing of the clients'
+/// is lost.
+@Suite struct EventLoopQuietTests {
+  /// During a quiet period the `.low` watches are not served, devices and timers are; once
+  /// it ends, the client gets everything it sent meanwhile, which waited in its fd.
+  @Test func aQuietPeriodHoldsClientsBackAndLosesNothing() throws {
+    let loop = try EventLoop()
+    loop.maximumQuiet = .seconds(3600)
+    let client = try Syscall.pipe(nonBlocking: true)
+    let device = try Syscall.pipe(nonBlocking: true)
+    defer { [client.read, client.write, device.read, device.write].forEach { Syscall.close($0) } }
+    var received: [UInt8] = []
+    var order: [String] = []
+    _ = try loop.register(fd: client.read, interest: .readable, priority: .low) { _ in
+      var buffer = [UInt8](repeating: 0, count: 16)
+      if case .done(let n)? = buffer.withUnsafeMutableBytes({ try? Syscall.read(client.read, into: $0) }) {
+        received += buffer[0..<n]
+      }
+      order.append("client")
+    }
+    _ = try loop.register(fd: device.read, interest: .readable) { _ in
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(device.read, into: $0) }
+      order.append("device")
+    }
+    let quiet = loop.quiet(from: loop.now())
+    #expect(loop.isQuiet)
+    try Syscall.writeAll(client.write, [1, 2, 3])
+    try Syscall.writeAll(device.write, [1])
+    loop.schedule(at: loop.now()) { _ in order.append("timer") }
+    try spin(loop) { order.count >= 2 }
+    // The client was ready all along; a turn that served it would show here.
+    try loop.runOnce(until: loop.now() + .milliseconds(20))
+    #expect(order == ["device", "timer"])
+    #expect(loop.statistics.quietTurns >= 1)
+    try Syscall.writeAll(client.write, [4])
+    loop.endQuiet(quiet)
+    #expect(!loop.isQuiet)
+    try spin(loop) { received.count == 4 }
+    #expect(received == [1, 2, 3, 4])
+    #expect(order.last == "client")
+  }
+
+  /// A period with an end needs nobody to end it: the loop wakes for its end by itself
+  /// (no other timer, no fd ready but the client's) and serves the client then.
+  @Test func aQuietPeriodEndsByItselfAndTheLoopWakesForIt() throws {
+    let loop = try EventLoop()
+    let client = try Syscall.pipe(nonBlocking: true)
+    defer { [client.read, client.write].forEach { Syscall.close($0) } }
+    var servedAt: MonotonicInstant?
+    _ = try loop.register(fd: client.read, interest: .readable, priority: .low) { _ in
+      if servedAt == nil { servedAt = loop.now() }
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(client.read, into: $0) }
+    }
+    let start = loop.now()
+    let end = start + .milliseconds(30)
+    loop.quiet(from: start, until: end)
+    try Syscall.writeAll(client.write, [1])
+    var backstop = false
+    loop.schedule(at: start + .seconds(60)) { _ in backstop = true }
+    // runOnce(until: nil) sleeps until something happens: only the period's end can wake it.
+    var turns = 0
+    while servedAt == nil && !backstop && turns < 1000 {
+      turns += 1
+      try loop.runOnce(until: nil)
+    }
+    #expect(!backstop, "the loop did not wake for the end of the quiet period")
+    let served = try #require(servedAt)
+    #expect(served >= end)
+  }
+
+  /// A period that starts later lets the clients be served until then, and the loop wakes
+  /// for its start: a sleeping loop is quiet from that instant without anything else
+  /// happening.
+  @Test func aQuietPeriodStartsAtItsInstant() throws {
+    let loop = try EventLoop()
+    loop.maximumQuiet = .seconds(3600)
+    let client = try Syscall.pipe(nonBlocking: true)
+    defer { [client.read, client.write].forEach { Syscall.close($0) } }
+    var served = 0
+    _ = try loop.register(fd: client.read, interest: .readable, priority: .low) { _ in
+      served += 1
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(client.read, into: $0) }
+    }
+    let start = loop.now() + .milliseconds(30)
+    loop.quiet(from: start)
+    #expect(!loop.isQuiet)
+    try Syscall.writeAll(client.write, [1])
+    try spin(loop) { served == 1 }
+    var backstop = false
+    loop.schedule(at: loop.now() + .seconds(60)) { _ in backstop = true }
+    while loop.now() < start && !backstop { try loop.runOnce(until: nil) }
+    #expect(!backstop, "the loop did not wake for the start of the quiet period")
+    #expect(loop.isQuiet)
+    try Syscall.writeAll(client.write, [2])
+    try loop.runOnce(until: loop.now() + .milliseconds(20))
+    try loop.runOnce(until: loop.now() + .milliseconds(20))
+    #expect(served == 1)
+  }
+
+  /// However long quiet periods last, clients are served once every ``maximumQuiet``.
+  @Test func aQuietStretchIsBoundedByMaximumQuiet() throws {
+    let loop = try EventLoop()
+    loop.maximumQuiet = .milliseconds(20)
+    let client = try Syscall.pipe(nonBlocking: true)
+    defer { [client.read, client.write].forEach { Syscall.close($0) } }
+    var servedAt: MonotonicInstant?
+    _ = try loop.register(fd: client.read, interest: .readable, priority: .low) { _ in
+      if servedAt == nil { servedAt = loop.now() }
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(client.read, into: $0) }
+    }
+    let start = loop.now()
+    let quiet = loop.quiet(from: start)  // never ended
+    try Syscall.writeAll(client.write, [1])
+    var backstop = false
+    loop.schedule(at: start + .seconds(60)) { _ in backstop = true }
+    var turns = 0
+    while servedAt == nil && !backstop && turns < 1000 {
+      turns += 1
+      try loop.runOnce(until: nil)
+    }
+    #expect(!backstop, "the client was never served")
+    let served = try #require(servedAt)
+    #expect(served >= start + .milliseconds(20))
+    #expect(loop.statistics.quietBreaks == 1)
+    #expect(loop.isQuiet, "the period itself goes on")
+    loop.endQuiet(quiet)
+  }
+
+  /// A client that asked to be served again (a backlog) keeps its turn through a quiet
+  /// period and gets it right after.
+  @Test func aRepeatedDispatchWaitsForTheQuietToEnd() throws {
+    let loop = try EventLoop()
+    loop.maximumQuiet = .seconds(3600)
+    let p = try Syscall.pipe(nonBlocking: true)
+    defer { [p.read, p.write].forEach { Syscall.close($0) } }
+    var seen: [EventLoop.IOEvents] = []
+    var quiet: QuietID?
+    var id: WatchID?
+    id = try loop.register(fd: p.read, interest: .readable, priority: .low) { events in
+      seen.append(events)
+      var byte: UInt8 = 0
+      _ = withUnsafeMutableBytes(of: &byte) { try? Syscall.read(p.read, into: $0) }
+      if seen.count == 1 {
+        loop.dispatchAgain(id!)
+        quiet = loop.quiet(from: loop.now())
+      }
+    }
+    try Syscall.writeAll(p.write, [1])
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    #expect(seen == [.readable])
+    try loop.runOnce(until: loop.now() + .milliseconds(20))
+    #expect(seen == [.readable], "not during the quiet")
+    loop.endQuiet(try #require(quiet))
+    try loop.runOnce(until: loop.now() + .seconds(5))
+    #expect(seen == [.readable, []])
+  }
+}

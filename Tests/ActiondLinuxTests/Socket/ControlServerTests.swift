@@ -527,6 +527,40 @@ import Testing
       !AccessPolicy(controlGroup: nil, controlUsers: [], daemonUser: 0).allowsControl(
         PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [5])))
   }
+
+  /// During a quiet period (a button's deadline is near) the server reads, accepts and
+  /// answers nothing, yet an announcement still reaches its subscriber at once; afterwards
+  /// every request sent meanwhile is answered, in order, and a client that connected
+  /// meanwhile is greeted: nothing is dropped or closed.
+  @Test func requestsSentDuringAQuietPeriodAreAnsweredAfterIt() throws {
+    let h = try ServerHarness()
+    h.loop.maximumQuiet = .seconds(3600)
+    let c = try h.connect()
+    let subscriber = try h.connect()
+    subscriber.send(#"{"id":1,"request":"subscribe"}"#)
+    try h.pump([subscriber]) { subscriber.answer(.integer(1)) != nil }
+    let quiet = h.loop.quiet(from: h.loop.now())
+    for i in 1...20 { c.send(#"{"id":\#(i),"request":"ping"}"#) }
+    let late = try TestClient(path: h.path)
+    h.server.broadcast(.held(button: "action", kind: "k", time: .zero))
+    try h.pump([subscriber]) { subscriber.events.count == 1 }
+    for _ in 0..<5 {
+      try h.loop.runOnce(until: h.loop.now() + .milliseconds(5))
+      c.readAvailable()
+      late.readAvailable()
+    }
+    #expect(c.messages.count == 1, "only the hello: nothing answered during the quiet")
+    #expect(late.messages.isEmpty, "not accepted during the quiet")
+    #expect(h.server.clientCount == 2)
+    h.loop.endQuiet(quiet)
+    try h.pump([c, late]) { c.messages.count == 21 && !late.messages.isEmpty }
+    let ids = c.messages.dropFirst().compactMap { message -> Int64? in
+      if case .reply(let r) = message, case .integer(let id) = r.id { return id }
+      return nil
+    }
+    #expect(ids == Array(1...20))
+    #expect(!c.eof && !late.eof && h.server.clientCount == 3)
+  }
 }
 
 @Suite struct ListenerTests {
