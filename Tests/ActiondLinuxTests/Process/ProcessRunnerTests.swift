@@ -266,9 +266,10 @@ private func isDead(_ pid: Int32) -> Bool {
       ProcessRequest(
         argv: [script], environment: shellPath, timeout: .seconds(600), killGracePeriod: .milliseconds(300)),
       output: { lines.append($0) }, completion: { result = $0 })
-    // Terminated (as a timeout does it) only once the grandchild exists, however long the
-    // machine takes to start it.
-    try spin(loop) { readFile(pidFile) != nil }
+    // Terminated (as a timeout does it) only once the grandchild exists and the parent has
+    // said `started`, however long the machine takes: the two run concurrently, so either
+    // may come first.
+    try spin(loop) { readFile(pidFile) != nil && !lines.isEmpty }
     let grandchild = try #require(readFile(pidFile).flatMap { Int32($0.split(separator: "\n").first ?? "") })
     runner.terminateAll()
     try spin(loop) { result != nil }
