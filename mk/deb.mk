@@ -1,8 +1,9 @@
 # deb.mk: `make deb`, the Debian package built by Debian's own tooling
 # (dpkg-buildpackage, debhelper compat 13) from debian/, and its tiers.
 #
-#   make deb              .build/deb/actiond_<version>_<arch>.deb (+ .buildinfo, .changes)
-#   make test-deb         build it, check its contents and maintainer scripts, lintian
+#   make deb              .build/deb/actiond_<version>_<arch>.deb and actiond-mqtt_<version>_<arch>.deb
+#                         (+ their -dbgsym, one .buildinfo, one .changes listing them all)
+#   make test-deb         build them, check their contents and maintainer scripts, lintian
 #   make test-deb-systemd apt-get install / upgrade / remove / purge under real systemd 252 in a VM
 #   make test-deb-fresh   apt install ./actiond_*.deb in a fresh Debian 12 root (root, network)
 #
@@ -17,6 +18,7 @@ DEB_DIR := .build/deb
 DEB_VERSION = $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/Version.swift)
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_FILE = $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 .PHONY: deb test-deb test-deb-systemd test-deb-fresh
 
@@ -25,18 +27,18 @@ deb: deps
 	@cl=$$(dpkg-parsechangelog -S Version); \
 	[ "$$cl" = "$(DEB_VERSION)" ] || { echo "deb: debian/changelog is at $$cl, Version.swift at $(DEB_VERSION): run scripts/set-version"; exit 1; }
 	mkdir -p $(DEB_DIR)
-	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_*
+	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_*
 	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage -b --no-sign \
 	  --buildinfo-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
 	  --buildinfo-option=-u$(DEB_DIR) \
 	  --changes-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).changes \
 	  --changes-option=-u$(DEB_DIR)
-	@echo "deb: $(DEB_FILE)"
+	@echo "deb: $(DEB_FILE) $(DEB_MQTT_FILE)"
 
-## test-deb: `make deb`, then what the package holds (paths, modes, conffiles,
+## test-deb: `make deb`, then what both packages hold (paths, modes, conffiles,
 ## Depends from dh_shlibdeps, maintainer scripts) and lintian (Tests/deb/test-deb.sh).
 test-deb: deb
-	Tests/deb/test-deb.sh $(DEB_FILE)
+	Tests/deb/test-deb.sh $(DEB_FILE) $(DEB_MQTT_FILE)
 
 ## test-deb-systemd: the package under real systemd 252 in a VM (Tests/deb/systemd.sh):
 ## apt-get install with a button present, hotplug, a hold performing the default

@@ -133,7 +133,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR_SYSTEMD_USER)/actiond-notify.service"
 	rm -f "$(DESTDIR)$(SYSUSERSDIR)/actiond.conf" "$(DESTDIR)$(UDEVRULESDIR)/70-actiond.rules"
 	rm -f "$(DESTDIR)$(MANDIR)/man8/actiond.8" "$(DESTDIR)$(MANDIR)/man1/actionctl.1" \
-	  "$(DESTDIR)$(MANDIR)/man5/actiond.conf.5"
+	  "$(DESTDIR)$(MANDIR)/man5/actiond.conf.5" "$(DESTDIR)$(MANDIR)/man8/actiond-mqtt.8"
 	rm -f "$(DESTDIR)$(BASHCOMPLETIONDIR)/actionctl"
 	rm -rf "$(DESTDIR)$(DOCDIR)"
 	for f in $(HELPER_FILES); do rm -f "$(DESTDIR)$(HELPERDIR)/$${f##*/}"; done

@@ -23,6 +23,7 @@ expected() {
     $p/lib/systemd/system/actiond-mqtt.service \
     $p/lib/sysusers.d/actiond.conf $p/lib/udev/rules.d/70-actiond.rules \
     $p/share/man/man8/actiond.8 $p/share/man/man1/actionctl.1 $p/share/man/man5/actiond.conf.5 \
+    $p/share/man/man8/actiond-mqtt.8 \
     etc/actiond/actiond.json
   [ -f completion/actionctl.bash ] && echo $p/share/bash-completion/completions/actionctl
   for f in docs/*.md docs/*.png; do echo "$p/share/doc/actiond/${f#docs/}"; done

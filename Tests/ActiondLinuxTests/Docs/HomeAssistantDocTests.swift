@@ -102,4 +102,15 @@ import Testing
     }
     for event in BridgeGesture.allCases { #expect(Self.doc.contains("`\(event.rawValue)`")) }
   }
+
+  /// actiond-mqtt(8) documents exactly the options the bridge's usage lists.
+  @Test func manPageNamesEveryOption() throws {
+    let man = try String(contentsOfFile: Self.top + "/docs/man/actiond-mqtt.8.md", encoding: .utf8)
+    let usage = Set(BridgeOptions.usage.matches(of: #/--[a-z][a-z-]*/#).map { String($0.output) })
+    let documented = Set(man.matches(of: #/\*\*(--[a-z][a-z-]*)\*\*/#).map { String($0.output.1) })
+    #expect(usage.count > 10)
+    #expect(usage.subtracting(documented).isEmpty, "missing from actiond-mqtt.8.md: \(usage.subtracting(documented))")
+    #expect(documented.subtracting(usage).isEmpty, "not actiond-mqtt's: \(documented.subtracting(usage))")
+    #expect(man.contains(BridgeSettings.defaultConfigPath))
+  }
 }
