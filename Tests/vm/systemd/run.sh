@@ -194,6 +194,9 @@ for f in brightness trigger; do
   esac
   [ "$(stat -c %G "/sys/class/leds/$other/$f")" = root ] || fail "the unmarked $other/$f was given away"
 done
+# The LED's configuration replaces the installed one until the LED is done (the bridge below
+# works on the installed one).
+cp /etc/actiond/actiond.json /run/actiond.json.installed
 cat >/etc/actiond/actiond.json <<JSON
 {
   buttons: [{ name: "action", key: "KEY_PROG1",
@@ -242,6 +245,12 @@ trigger_after=$(sed -n 's/.*\[\([^]]*\)\].*/\1/p' "/sys/class/leds/$led/trigger"
 say "with ReadWritePaths= of $led's brightness and trigger: the blink reached the device as LED_CAPSL $values(EV_LED), trigger [$trigger_after] back"
 [ "$(grep -c '^led ' /run/other.log)" = 0 ] || fail "the unmarked LED changed"
 exec 8>&- 9>&-
+# Back to the installed configuration, without the LED's drop-in (the LED is gone: a
+# ReadWritePaths= that does not exist fails the service's namespace set-up).
+cp /run/actiond.json.installed /etc/actiond/actiond.json
+rm /etc/systemd/system/actiond.service.d/leds.conf
+systemctl daemon-reload
+systemctl restart actiond.service || fail "restart with the installed configuration failed"
 
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
 # actiond-mqtt.service in its sandbox, against Debian's mosquitto on the loopback (the
@@ -267,13 +276,15 @@ say "bridge process: $(grep -E '^(Uid|Gid|CapEff|NoNewPrivs|Seccomp):' /proc/$mp
 grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$mpid/status || fail "actiond-mqtt has capabilities"
 grep -q '^Seccomp:[[:space:]]*2' /proc/$mpid/status || fail "actiond-mqtt has no seccomp filter"
 [ -e /run/credentials/actiond-mqtt.service/mqtt-password ] || fail "no credential mqtt-password"
-mosquitto_pub -h 127.0.0.1 -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m OFF || fail "mosquitto_pub"
+# The command that changes the Work Timer (one that asks for its current value performs nothing).
+if actionctl status 2>/dev/null | grep -q 'Work Timer.*Running'; then cmd=OFF want=Stopped; else cmd=ON want=Running; fi
+mosquitto_pub -h 127.0.0.1 -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m $cmd || fail "mosquitto_pub"
 i=0
-until actionctl status 2>/dev/null | grep -q 'Work Timer.*Stopped'; do
-  i=$((i + 1)); [ $i -le 300 ] || fail "the switch command OFF did not stop the Work Timer: $(actionctl status 2>&1)"
+until actionctl status 2>/dev/null | grep -q "Work Timer.*$want"; do
+  i=$((i + 1)); [ $i -le 300 ] || fail "the switch command $cmd did not make the Work Timer $want: $(actionctl status 2>&1)"
   sleep 0.1
 done
-say "switch OFF over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
+say "switch $cmd over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
 # A broker at another address (10.9.9.9 on the loopback device, so no network is needed):
 # IPAddressDeny=any drops the bridge's traffic to it until a drop-in allows that address,
 # exactly as docs/home-assistant.md tells the operator.
