@@ -596,11 +596,16 @@ def vm(args):
     deadlines = [d for _, d, _ in pressed]
     if not set(t for t, _ in held) <= set(deadlines):
         sys.exit("bench: actiond: a held time is not the deadline of a pressed")
-    # The threshold tick: the feedback LED's change as the kernel delivered it to its device
-    # (microseconds), each paired with the first deadline at or before it (a tick cannot come
-    # before its hold's deadline: early=0; later holds tick too and stay unpaired).
-    if "ticks.log" in files[act]:
-        series["actiondTick"] = paired([t for t, _ in held], [v * 1000 for v in values(files[act]["ticks.log"], "tick")],
+    # The threshold tick (06-feedback, a daemon of its own with a sysfs feedback LED on `held`):
+    # the LED's change as the kernel delivered it to its device (microseconds), each paired
+    # with the first deadline at or before it (a tick cannot come before its hold's deadline:
+    # early=0), next to `held` after the same deadlines.
+    fb = files.get("06-feedback", {})
+    if "ticks.log" in fb and "fb-events.log" in fb:
+        fb_events = [line.split() for line in fb["fb-events.log"]]
+        fb_held = [(int(e[1]) * 1000, int(e[3])) for e in fb_events if e[0] == "held"]
+        series["fbHeld"] = [recv - t for t, recv in fb_held]
+        series["actiondTick"] = paired([t for t, _ in fb_held], [v * 1000 for v in values(fb["ticks.log"], "tick")],
                                        "actiond tick", early=0)
     records = need(act, "actiond-rec.log")
     # The blast comes after every hold series: a blast press that a guest stall stretched past
@@ -712,8 +717,10 @@ SERIES = {
     "actiondPressed": ("actiond `pressed` → subscriber", "key-down kernel timestamp → a socket subscriber's read()"),
     "reactorPress": ("C reactor key-down → subscriber (limit)", "the same through a minimal epoll reactor and a socketpair"),
     "actiondHeld": ("actiond `held` → subscriber", "hold deadline (key-down + threshold) → a subscriber's read()"),
+    "fbHeld": ("actiond `held` → subscriber, with a feedback LED",
+               "06-feedback: as `held` above, on a button whose sysfs LED ticks on `held`"),
     "actiondTick": ("actiond threshold tick (feedback LED)",
-                    "hold deadline → the kernel's delivery of the sysfs LED's change to its device (issue 17)"),
+                    "06-feedback: hold deadline → the kernel's delivery of the sysfs LED's change to its device"),
     "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
     "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
     "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
@@ -1332,7 +1339,7 @@ def report(args):
             "",
             "### Announcements",
             "",
-            *table(["actiondPressed", "reactorPress", "actiondHeld", "actiondTick", "reactorSubHeld", "timerfd",
+            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "timerfd",
                     "reactorTimer"],
                    series),
             "",

@@ -213,7 +213,11 @@ extension EngineEffects: ControlEngineOutput {
       // kernel's timestamps decide, not the order in which the loop saw things.
       for button in self.engine.configuration.buttons.indices { self.input.drain(button: button) }
       self.handlingDeadline = true
+      // The tick's writes wait until the engine has started the hold's command (still in
+      // this turn): taking a sysfs LED from its trigger can block for milliseconds.
+      self.feedback?.holdWrites()
       self.engine.deadlineReached(at: now)
+      self.feedback?.flushWrites()
       self.handlingDeadline = false
       if let quiet { self.loop.endQuiet(quiet) }
     }

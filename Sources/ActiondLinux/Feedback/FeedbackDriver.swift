@@ -2,8 +2,12 @@ import ActiondCore
 
 /// Carries out the buttons' feedback: the engine's moments and hold values go through the
 /// pure ``FeedbackSchedulers``; their writes go to the lights at once (in the same loop
-/// turn as the announcement, so the threshold tick is as prompt as `held`); their one
-/// deadline is one timer on the daemon's loop, armed only while a timed step runs.
+/// turn as the announcement, so the threshold tick is as prompt as `held`), except while
+/// the engine handles a deadline (``holdWrites()``/``flushWrites()``): then they wait
+/// until the engine is done, still in that turn, so that the hold's command starts first.
+/// Taking a sysfs LED from its trigger waits for the kernel (an RCU grace period, measured
+/// 9–30 ms under TCG: docs/benchmarks.md), and the command must not wait for that. Their
+/// one deadline is one timer on the daemon's loop, armed only while a timed step runs.
 ///
 /// A light that cannot be written (device gone, no permission) is logged once, when it
 /// starts failing, not at every blink; it never disturbs the press or the intent.
@@ -20,6 +24,8 @@ final class FeedbackDriver {
   private var timer: TimerID?
   private var armed: MonotonicInstant?
   private var stopped = false
+  /// Writes held back until ``flushWrites()`` (nil: written at once).
+  private var heldWrites: [FeedbackSchedulers.Action]?
 
   init(loop: EventLoop, logger: Logger, factory: any FeedbackLightFactory) {
     self.loop = loop
@@ -86,10 +92,25 @@ final class FeedbackDriver {
     stopped = true
   }
 
+  /// From now until ``flushWrites()``, writes wait (the schedulers and their timer go on):
+  /// the daemon holds them while the engine handles its deadline.
+  func holdWrites() {
+    if heldWrites == nil { heldWrites = [] }
+  }
+
+  /// Writes what waited since ``holdWrites()``, in order, and writes at once again.
+  func flushWrites() {
+    guard let actions = heldWrites else { return }
+    heldWrites = nil
+    apply(actions)
+  }
+
   /// Whether a timer is armed (tests: zero wake-ups while nothing is shown).
   var isTimerArmed: Bool { timer != nil }
 
   private func end() {
+    // What waited goes out first: the lights are unbound right after.
+    flushWrites()
     apply(schedulers.end())
     for light in lights { light.unbind() }
   }
@@ -111,6 +132,11 @@ final class FeedbackDriver {
   }
 
   private func apply(_ actions: [FeedbackSchedulers.Action]) {
+    if heldWrites != nil {
+      heldWrites?.append(contentsOf: actions)
+      rearm()
+      return
+    }
     for action in actions where action.output < lights.count {
       let light = lights[action.output]
       do {

@@ -197,12 +197,19 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
   public private(set) var writes: [String] = []
   /// Labels of lights whose writes fail (an LED that went away).
   public var failing: Set<String> = []
+  /// Called with each write as it is recorded (what else has happened by then).
+  public var onWrite: ((String) -> Void)?
 
   public init() {}
 
   /// A recorded light's label: `led LED_CAPSL@action`, `sysfs ACT@action`.
   public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
     Light(label: "\(output.light)@\(buttonName)", owner: self)
+  }
+
+  private func record(_ write: String) {
+    writes.append(write)
+    onWrite?(write)
   }
 
   private final class Light: FeedbackLight {
@@ -214,7 +221,7 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
       self.owner = owner
     }
     func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
-      owner.writes.append("\(label) \(on ? "on" : "off")")
+      owner.record("\(label) \(on ? "on" : "off")")
       if owner.failing.contains(label) { throw FeedbackLightError("no such device") }
       taken = true
       return true
@@ -222,7 +229,7 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
     func release() throws(FeedbackLightError) -> Bool {
       guard taken else { return false }
       taken = false
-      owner.writes.append("\(label) release")
+      owner.record("\(label) release")
       return true
     }
   }

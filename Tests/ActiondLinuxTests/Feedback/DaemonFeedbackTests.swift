@@ -37,6 +37,27 @@ import Testing
     #expect(lights.writes.suffix(1) == ["sysfs ACT@action release"])
   }
 
+  /// In the loop turn that decides a hold, the hold's command starts before the tick is
+  /// written: taking a sysfs LED from its trigger waits for the kernel (milliseconds), and
+  /// the command must not wait for it. The tick is still written in that same turn.
+  @Test func theHoldsCommandStartsBeforeItsTickIsWritten() throws {
+    let lights = RecordingFeedbackLights()
+    let wired = try WiredDaemon(feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#, lights: lights)
+    var runsAtTick: Int?
+    lights.onWrite = { write in
+      if write == "sysfs ACT@action on" { runsAtTick = wired.runner.runs.count }
+    }
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(lights.writes == ["sysfs ACT@action on"], "the tick is written in the turn that started the command")
+    #expect(runsAtTick == 1, "the command was started before the tick was written")
+    try wired.turn(until: "the tick's end") { lights.writes.count == 2 }
+    #expect(lights.writes.last == "sysfs ACT@action release")
+    wired.daemon.shutdown(reason: "test")
+  }
+
   /// A reload that leaves the outputs as they were leaves the lights alone (no flicker);
   /// one that changes them gives the old lights back and starts the new ones at rest.
   @Test func aReloadKeepsUnchangedOutputsAndGivesRemovedOnesBack() throws {

@@ -4,21 +4,13 @@
 # abusive local clients (`benchtool abuse`: garbage lines, 10 MB lines, connect storms,
 # subscribers that never read) hammer the socket, watched by a second subscriber that
 # connected first, then the C reactor (plain, and with a subscriber like actiond's) for as many
-# holds under the same abuse; memory after the holds and after BENCH_BLAST more presses. The
-# button has a feedback LED ticking on `held` (sysfs, inputN::capslock of its own device).
+# holds under the same abuse; memory after the holds and after BENCH_BLAST more presses. (The
+# threshold tick of a feedback LED is measured by 06-feedback, on a daemon of its own.)
 # timeout: 800
 . "$VM_LIB"
 . /vm/bench-lib.sh
 
 bdev_start actiond-bench-button
-# The threshold tick (issue 17): a sysfs feedback LED on `held`, the Caps Lock LED class
-# device of a uinput device of its own, which prints every LED change the kernel delivers to
-# it with the kernel's stamp (ticks.log: the tick's delay after the deadline, next to `held`).
-dev_start b --preset gpio-keys --name actiond-bench-led --keys KEY_F1 --leds LED_CAPSL
-LED=$(grep -lx actiond-bench-led /sys/class/leds/input*::capslock/device/name)
-LED=${LED%/device/name}
-LED=${LED##*/}
-[ -n "$LED" ] || fail "no Caps Lock LED class device for actiond-bench-led: $(ls /sys/class/leds)"
 mkdir -p controls.d
 cat >config.json <<CONFIG
 {
@@ -26,7 +18,7 @@ cat >config.json <<CONFIG
   stateDirectory: "$STATE",
   controlsDirectory: "$WORK/controls.d",
   buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
-               holdThresholdMs: $BENCH_HOLD_MS, feedback: [{ sysfs: "$LED", on: ["held"] }] } ],
+               holdThresholdMs: $BENCH_HOLD_MS } ],
   controls: [
     { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
       valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
@@ -65,7 +57,6 @@ kill -TERM "$SUB_PID" 2>/dev/null
 wait_pid "$SUB_PID" 10000 "the subscriber"
 grep -E '^(pressed|held|performing) ' events.txt >events.log
 memory holds "$DAEMON_PID" >>mem.log
-awk '$1 == "led" && $3 == "LED_CAPSL" && $4 == 1 { split($2, t, "."); printf "tick %d%06d\n", t[1], t[2] }' b.log >ticks.log
 
 if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   # The same holds, the same recording command (its samples are told apart by their
@@ -112,4 +103,3 @@ awk '$1 == "blast" { print "blast", $3, $5, $7 }' bdev.out >>mem.log
 kill -TERM "$DAEMON_PID"
 wait_pid "$DAEMON_PID" 10000 "actiond after SIGTERM"
 bdev_stop
-dev_stop b
