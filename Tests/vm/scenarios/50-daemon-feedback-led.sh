@@ -12,7 +12,9 @@
 #   each hold; the LED was on (set through the evdev node) before the daemon took it, and
 #   a stop gives it back on; a stop mid-press gives the pressed LED back off.
 # No timing is assumed: kernel stamps and causal order decide; only a pattern's own
-# durations are compared, with SLACK_MS for the write after the loop read its clock.
+# durations are checked from a stamp that comes before the moment (the deadline, the
+# command's write 1 s before its end): a stall before a pattern's first write shortens the
+# time between two writes, never the time from the moment.
 # timeout: 180
 . "$VM_LIB"
 need_daemon
@@ -106,7 +108,9 @@ step "CAPSL on at +$(((on - down) / 1000)) ms, off at held +$(((tick_off - held)
 [ "$on" -ge "$down" ] || fail "LED_CAPSL on ($on) before the key-down ($down)"
 [ "$tick_off" -ge $((held + 60000)) ] || fail "LED_CAPSL off $(((tick_off - held) / 1000)) ms after held: the tick is 60 ms"
 [ "$blink_on" -ge "$tick_off" ] || fail "the performed blink began before the tick ended"
-[ $((blink_off - blink_on)) -ge $((300000 - SLACK_MS * 1000)) ] || fail "performed blink of $(((blink_off - blink_on) / 1000)) ms (300 expected)"
+# The blink lasts 300 ms from the perform's end, which comes after the deadline (a duration
+# measured between two writes would shrink with a stall before the first).
+[ "$blink_off" -ge $((held + 300000)) ] || fail "the performed blink ended $(((blink_off - held) / 1000)) ms after the deadline (300 ms from the perform)"
 expect_led_values a.log LED_CAPSL "1 0 1 0 1 0"
 
 # hold_action NTH VALUE: a hold of action (the NTH `held`): the toggle goes to VALUE; checks the
@@ -136,11 +140,9 @@ hold_action() {
   # (it sleeps 1 s after its write), whichever of the two the guest ran first.
   [ "$tick_on" -lt $((command + 1000000)) ] || fail "the tick ($tick_on) came after the hold's command ended (it wrote at $command, then slept 1 s)"
   [ "$tick_off" -ge $((held + 60000)) ] || fail "tick off $(((tick_off - held) / 1000)) ms after the deadline (60 ms)"
-  [ $((tick_off - tick_on)) -ge $((60000 - SLACK_MS * 1000)) ] || fail "tick of $(((tick_off - tick_on) / 1000)) ms (60 expected)"
   [ "$blink_on" -ge "$command" ] || fail "the performed blink ($blink_on) began before the command ran ($command)"
   # The command sleeps 1 s after its write: the blink cannot end before 1.3 s after it.
   [ "$blink_off" -ge $((command + 1300000)) ] || fail "the performed blink ended $(((blink_off - command) / 1000)) ms after the command's start"
-  [ $((blink_off - blink_on)) -ge $((300000 - SLACK_MS * 1000)) ] || fail "performed blink of $(((blink_off - blink_on) / 1000)) ms"
   # LED_MISC: 1 before the daemon, 0 at its start, then 1 and 0 by the holds.
   indicator=$(led_time_us a.log LED_MISC "$value" 2)
   [ "$indicator" -ge "$command" ] || fail "the indicator changed ($indicator) before the command ran ($command)"

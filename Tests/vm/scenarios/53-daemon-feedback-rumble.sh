@@ -110,9 +110,9 @@ hold_action() {
   # (it sleeps 1 s after its write), whichever of the two the guest ran first.
   [ "$tick_on" -lt $((command + 1000000)) ] || fail "the tick ($tick_on) came after the hold's command ended (it wrote at $command, then slept 1 s)"
   [ "$tick_off" -ge $((held + 60000)) ] || fail "tick stopped $(((tick_off - held) / 1000)) ms after the deadline (60 ms)"
-  [ $((tick_off - tick_on)) -ge $((60000 - SLACK_MS * 1000)) ] || fail "tick of $(((tick_off - tick_on) / 1000)) ms (60 expected)"
   [ "$play_on" -ge "$command" ] || fail "the performed rumble ($play_on) began before the command ran ($command)"
-  [ $((play_off - play_on)) -ge $((300000 - SLACK_MS * 1000)) ] || fail "performed rumble of $(((play_off - play_on) / 1000)) ms (300 expected)"
+  # 300 ms from the perform's end, which is at least 1 s after the command's write.
+  [ "$play_off" -ge $((command + 1300000)) ] || fail "the performed rumble stopped $(((play_off - command) / 1000)) ms after the command's write (>= 1300)"
   expect_count ran.log "ran button=action press=$down\$" 1
 }
 
