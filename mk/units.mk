@@ -17,7 +17,9 @@
 
 # procps: ExecReload= runs kill(1), which Debian ships in procps (priority important, so on
 # every standard install but not in a minimal root); systemd-analyze verify insists it exists.
-APT_PACKAGES += systemd procps
+# iproute2: test-systemd's guest (this machine's /usr) puts a second broker address on the
+# loopback with ip(8) (priority important too: not in a minimal root).
+APT_PACKAGES += systemd procps iproute2
 TEST_TIERS += test-units test-activation test-systemd
 
 # Measured 1.0 with systemd 252 (the unit's sandbox); 1.5 leaves room for a documented
