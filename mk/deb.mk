@@ -51,9 +51,9 @@ test-deb-systemd: deb
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
 	Tests/deb/systemd.sh $(DEB_FILE) $(DEB_NEXT)
 
-## test-deb-fresh: apt install ./actiond_*.deb in a fresh Debian 12 root
+## test-deb-fresh: apt install ./actiond_*.deb (then ./actiond-mqtt_*.deb) in a fresh Debian 12 root
 ## (Tests/deb/fresh-install.sh: mmdebstrap, root and the Debian mirror needed).
 ## Not in TEST_TIERS: it downloads a Debian root and the dependencies.
 test-deb-fresh: deb
 	@$(MAKE) --no-print-directory deps APT_PACKAGES=mmdebstrap
-	Tests/deb/fresh-install.sh $(DEB_FILE)
+	Tests/deb/fresh-install.sh $(DEB_FILE) $(DEB_MQTT_FILE)

@@ -4,11 +4,14 @@
 # libevdev2), as on a machine that has never seen the project: apt must pull every
 # dependency from the Debian mirror, the postinst must create the user and enable the
 # socket (systemd is not running in a chroot, so nothing is started: deb-systemd-invoke
-# skips it), the installed binaries must run. Then apt purge leaves nothing of ours.
+# skips it), the installed binaries must run. With the second package given, actiond-mqtt
+# is installed after it (pulling libmosquitto1), runs, and its purge leaves actiond's
+# /etc/actiond alone. Then apt purge leaves nothing of ours.
 # Needs root, mmdebstrap and this host's apt sources (the network); about 3 minutes.
-# Usage: Tests/deb/fresh-install.sh PATH/actiond_VERSION_ARCH.deb
+# Usage: Tests/deb/fresh-install.sh PATH/actiond_VERSION_ARCH.deb [PATH/actiond-mqtt_VERSION_ARCH.deb]
 set -euo pipefail
-deb=$(realpath "${1:?usage: fresh-install.sh PATH/actiond_VERSION_ARCH.deb}")
+deb=$(realpath "${1:?usage: fresh-install.sh PATH/actiond_VERSION_ARCH.deb [PATH/actiond-mqtt_VERSION_ARCH.deb]}")
+mqtt_deb=${2:+$(realpath "$2")}
 fail() { echo "test-deb-fresh: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (mmdebstrap, chroot)"
 command -v mmdebstrap >/dev/null || fail "needs mmdebstrap (apt-get install mmdebstrap)"
@@ -26,7 +29,7 @@ mmdebstrap --quiet --variant=apt bookworm "$root" ${src:+"$src"} >"$work/mmdebst
 cp /etc/apt/apt.conf.d/99* "$root/etc/apt/apt.conf.d/" 2>/dev/null || true
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 mount -t proc proc "$root/proc"; mounts+=("$root/proc")
-cp "$deb" "$root/tmp/"
+cp "$deb" ${mqtt_deb:+"$mqtt_deb"} "$root/tmp/"
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 for p in actiond libevdev2 systemd; do  # (libudev1 is there: apt needs it)
   if in_root dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q 'ok installed'; then fail "the fresh root already has $p"; fi
@@ -54,6 +57,21 @@ in_root /usr/bin/actionctl check-config /etc/actiond/actiond.json >/dev/null || 
 in_root man -w actiond.conf >/dev/null 2>&1 || [ -f "$root/usr/share/man/man5/actiond.conf.5.gz" ] || fail "no actiond.conf(5)"
 echo "test-deb-fresh: apt-get install ./${deb##*/} in ${installed}s pulled $(wc -w <<<"$pulled") packages: $pulled"
 echo "test-deb-fresh: user $(in_root id actiond); socket enabled; actiond --version: $(in_root /usr/sbin/actiond --version)"
+
+if [ -n "$mqtt_deb" ]; then
+  in_root dpkg-query -W -f='${Package}\n' | sort >"$work/before-mqtt"
+  in_root apt-get -q -y install "/tmp/${mqtt_deb##*/}" >"$work/install-mqtt.log" 2>&1 \
+    || { cat "$work/install-mqtt.log" >&2; fail "apt-get install ./${mqtt_deb##*/}"; }
+  in_root dpkg-query -W -f='${Package}\n' | sort >"$work/after-mqtt"
+  in_root dpkg-query -W -f='${Status}' libmosquitto1 | grep -q 'ok installed' || fail "apt did not pull libmosquitto1"
+  [ ! -e "$root/etc/systemd/system/multi-user.target.wants/actiond-mqtt.service" ] || fail "actiond-mqtt.service is enabled"
+  in_root /usr/sbin/actiond-mqtt --version | grep -qF "$version" || fail "actiond-mqtt --version"
+  echo "test-deb-fresh: apt-get install ./${mqtt_deb##*/} pulled: $(comm -13 "$work/before-mqtt" "$work/after-mqtt" | grep -vx actiond-mqtt | tr '\n' ' ')"
+  in_root apt-get -q -y purge actiond-mqtt >"$work/purge-mqtt.log" 2>&1 || { cat "$work/purge-mqtt.log" >&2; fail "apt-get purge actiond-mqtt"; }
+  [ ! -e "$root/usr/sbin/actiond-mqtt" ] || fail "/usr/sbin/actiond-mqtt is still there after purge"
+  [ -f "$root/etc/actiond/actiond.json" ] || fail "purging actiond-mqtt removed actiond's /etc/actiond/actiond.json"
+  echo "test-deb-fresh: apt-get purge actiond-mqtt: gone, actiond's /etc/actiond kept"
+fi
 
 in_root apt-get -q -y purge actiond >"$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "apt-get purge actiond"; }
 for p in etc/actiond var/lib/actiond usr/sbin/actiond lib/systemd/system/actiond.service etc/systemd/system/sockets.target.wants/actiond.socket; do
