@@ -202,8 +202,10 @@ public final class Bridge {
   private func received(_ message: MQTTConnection.Received) {
     let now = loop.now()
     if message.topic == model.topics.discovery {
-      // What a previous run left retained: remove what this run no longer has.
-      if model.ready && model.noteDiscovery(message.payload) && mqtt.isConnected {
+      // What a previous run left retained: remove what this run no longer has. Noted even
+      // before actiond's snapshot is in (the broker hands the retained payload over at
+      // subscribe, often first): the snapshot's discovery then carries the removals.
+      if model.noteDiscovery(message.payload) && model.ready && mqtt.isConnected {
         logger.info("removing components a previous run published", event: "discovery-cleanup")
         mqtt.publish(model.discovery())
       }

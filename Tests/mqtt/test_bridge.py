@@ -363,11 +363,15 @@ def cleanup(bin_dir, work):
         daemon.kill(signal.SIGTERM)
         config["controls"] = [c for c in config["controls"] if c["kind"] != "org.test.bell"]
         config["assignments"] = {"action": {"hold": "org.test.timer"}}
-        daemon = Actiond(bin_dir, work, config).start()
-        procs[1] = daemon
+        # The bridge first, actiond once the bridge is on the broker: the retained payload
+        # reaches the bridge before actiond's snapshot (the order that lost the removals).
         mark = sub.mark()
         bridge = Bridge(bin_dir, work, "bridge2", args).start()
         procs[0] = bridge
+        sub.wait_payload("actiond/n1/bridge", "online", since=mark)
+        wait_for("the new bridge finding actiond gone", lambda: bridge.process.lines("daemon-connect-failed"))
+        daemon = Actiond(bin_dir, work, config).start()
+        procs[1] = daemon
 
         def removed():
             for _, payload, _, _ in sub.since(mark, topic):

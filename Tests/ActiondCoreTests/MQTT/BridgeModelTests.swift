@@ -140,6 +140,20 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(try components(m.value.discovery())["action_double_press"] == nil)
   }
 
+  /// The broker hands the retained payload over at subscribe, often before actiond's
+  /// snapshot is in: what it names is still removed by the snapshot's first discovery.
+  @Test func aPreviousRunsPayloadNotedBeforeTheSnapshotIsRemovedByTheFirstDiscovery() throws {
+    let before = Ref(readyModel(buttons: [button("action", hold: timer, doublePress: bell)]))
+    let old = before.value.discovery()
+    var fresh = BridgeModel(topics: topics, identity: identity)
+    #expect(!fresh.ready)
+    #expect(fresh.noteDiscovery(old.payload) == true)
+    fresh.load(buttons: [button("action", hold: timer)], controls: [timer, bell])
+    let c = try components(fresh.discovery())
+    #expect(c["action_double_press"] == ["p": "device_automation"])
+    #expect(c["control_org_example_lamp"] == ["p": "switch"])
+  }
+
   @Test func configuredInstancesAndCollidingNamesGetAHash() throws {
     let red = control("org.example.led", "LED", configuration: ["led": "red"])
     let green = control("org.example.led", "LED", configuration: ["led": "green"])
