@@ -228,6 +228,52 @@ inbox_time_us() {
     }' "$1"
 }
 
+# feedback_hold DEV_LOG KIND CODE VALUE WHAT MARK_LOG: a hold of button action (KEY_PROG1 on
+# device a) whose feedback plays KIND CODE VALUE (`snd SND_TONE 1500`, `ff EFFECT 1`) on the
+# device whose inbox is DEV_LOG twice: the threshold tick (60 ms) and, on `performed`, WHAT
+# (300 ms from the perform's end). The hold's command writes LED_SCROLLL 1 to the device whose
+# inbox is MARK_LOG, then sleeps 1 s, and appends "ran button=action press=KEY_DOWN_US" to
+# ran.log. Needs watch.log (actionctl watch) and r.log (a reader of the button's node). Counts
+# what the logs hold first, so any other hold may come between two of these. Its variables
+# are _fh_*: dev_cmd and the waits use _mark, _deadline.
+feedback_hold() {
+  _fh_log=$1 _fh_kind=$2 _fh_code=$3 _fh_value=$4 _fh_what=$5 _fh_mark=$6
+  _fh_on="^$_fh_kind [0-9.]+ $_fh_code $_fh_value\$"
+  _fh_off="^$_fh_kind [0-9.]+ $_fh_code 0\$"
+  _fh_nheld=$(($(event_count watch.log held) + 1))
+  _fh_nperf=$(($(event_count watch.log performed) + 1))
+  _fh_nrel=$(($(event_count watch.log released-after-hold) + 1))
+  _fh_nkey=$(($(count_lines r.log 'EV_KEY KEY_PROG1 1$') + 1))
+  _fh_non=$(count_lines "$_fh_log" "$_fh_on")
+  _fh_noff=$(count_lines "$_fh_log" "$_fh_off")
+  _fh_nmark=$(($(count_lines "$_fh_mark" '^led [0-9.]+ LED_SCROLLL 1$') + 1))
+  dev_cmd a "down KEY_PROG1"
+  wait_for_event watch.log held "$_fh_nheld" 30000
+  wait_for_event watch.log performed "$_fh_nperf" 30000
+  dev_cmd a "up KEY_PROG1"
+  wait_for_event watch.log released-after-hold "$_fh_nrel" 30000
+  wait_count "$_fh_log" "$_fh_off" $((_fh_noff + 2)) "$WAIT_MS"
+  wait_count "$_fh_mark" '^led [0-9.]+ LED_SCROLLL 1$' "$_fh_nmark" "$WAIT_MS"
+  _fh_down=$(key_time_us r.log KEY_PROG1 1 "$_fh_nkey")
+  _fh_held=$(event_field watch.log held time "$_fh_nheld")
+  [ "$_fh_held" = $((_fh_down + 600000)) ] || fail "held #$_fh_nheld at $_fh_held, expected key-down $_fh_down + 600 ms"
+  _fh_tick_on=$(inbox_time_us "$_fh_log" "$_fh_kind" "$_fh_code" "$_fh_value" $((_fh_non + 1)))
+  _fh_tick_off=$(inbox_time_us "$_fh_log" "$_fh_kind" "$_fh_code" 0 $((_fh_noff + 1)))
+  _fh_perf_on=$(inbox_time_us "$_fh_log" "$_fh_kind" "$_fh_code" "$_fh_value" $((_fh_non + 2)))
+  _fh_perf_off=$(inbox_time_us "$_fh_log" "$_fh_kind" "$_fh_code" 0 $((_fh_noff + 2)))
+  _fh_command=$(led_time_us "$_fh_mark" LED_SCROLLL 1 "$_fh_nmark")
+  step "tick $((_fh_tick_on - _fh_held)) us after the deadline (command's write $((_fh_command - _fh_held)) us), ended +$(((_fh_tick_off - _fh_held) / 1000)) ms; performed $_fh_what $(((_fh_perf_off - _fh_perf_on) / 1000)) ms"
+  [ "$_fh_tick_on" -ge "$_fh_held" ] || fail "the tick ($_fh_tick_on) came before the threshold deadline ($_fh_held)"
+  # Written right after the command's spawn, in the same turn: before the command ends
+  # (it sleeps 1 s after its write), whichever of the two the guest ran first.
+  [ "$_fh_tick_on" -lt $((_fh_command + 1000000)) ] || fail "the tick ($_fh_tick_on) came after the hold's command ended (it wrote at $_fh_command, then slept 1 s)"
+  [ "$_fh_tick_off" -ge $((_fh_held + 60000)) ] || fail "the tick ended $(((_fh_tick_off - _fh_held) / 1000)) ms after the deadline (60 ms)"
+  [ "$_fh_perf_on" -ge "$_fh_command" ] || fail "the performed $_fh_what ($_fh_perf_on) began before the command ran ($_fh_command)"
+  # 300 ms from the perform's end, which is at least 1 s after the command's write.
+  [ "$_fh_perf_off" -ge $((_fh_command + 1300000)) ] || fail "the performed $_fh_what ended $(((_fh_perf_off - _fh_command) / 1000)) ms after the command's write (>= 1300)"
+  expect_count ran.log "ran button=action press=$_fh_down\$" 1
+}
+
 # inbox_values FILE KIND NAME: the values NAME took, in order, space-separated ("1500 0").
 inbox_values() {
   awk -v kind="$2" -v name="$3" '$1 == kind && $3 == name { printf "%s%s", sep, $4; sep = " " } END { print "" }' "$1"

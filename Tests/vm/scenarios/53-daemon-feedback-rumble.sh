@@ -79,42 +79,9 @@ wait_for_line "$DAEMON_LOG" 'feedback-failed' "$WAIT_MS"
 expect_count "$DAEMON_LOG" "button plain: feedback on FF_RUMBLE of button plain's device failed: the device has no EV_FF FF_RUMBLE.* event=feedback-failed" 1
 expect_count "$DAEMON_LOG" 'feedback-failed' 1
 
-# hold_action: a hold of action; checks the tick and the performed rumble on the button's
-# device and that the command ran (counting what the logs hold before it).
-hold_action() {
-  nheld=$(($(event_count watch.log held) + 1))
-  nperf=$(($(event_count watch.log performed) + 1))
-  nrel=$(($(event_count watch.log released-after-hold) + 1))
-  nkey=$(($(count_lines r.log 'EV_KEY KEY_PROG1 1$') + 1))
-  nplay=$(count_lines a.log "^ff [0-9.]+ $TICK 1\$")
-  nstop=$(count_lines a.log "^ff [0-9.]+ $TICK 0\$")
-  nmark=$(($(count_lines b.log '^led [0-9.]+ LED_SCROLLL 1$') + 1))
-  dev_cmd a "down KEY_PROG1"
-  wait_for_event watch.log held "$nheld" 30000
-  wait_for_event watch.log performed "$nperf" 30000
-  dev_cmd a "up KEY_PROG1"
-  wait_for_event watch.log released-after-hold "$nrel" 30000
-  wait_count a.log "^ff [0-9.]+ $TICK 0\$" $((nstop + 2)) "$WAIT_MS"
-  down=$(key_time_us r.log KEY_PROG1 1 "$nkey")
-  held=$(event_field watch.log held time "$nheld")
-  [ "$held" = $((down + 600000)) ] || fail "held #$nheld at $held, expected key-down $down + 600 ms"
-  tick_on=$(inbox_time_us a.log ff "$TICK" 1 $((nplay + 1)))
-  tick_off=$(inbox_time_us a.log ff "$TICK" 0 $((nstop + 1)))
-  play_on=$(inbox_time_us a.log ff "$TICK" 1 $((nplay + 2)))
-  play_off=$(inbox_time_us a.log ff "$TICK" 0 $((nstop + 2)))
-  wait_count b.log '^led [0-9.]+ LED_SCROLLL 1$' "$nmark" "$WAIT_MS"
-  command=$(led_time_us b.log LED_SCROLLL 1 "$nmark")
-  step "tick $((tick_on - held)) us after the deadline (command's write $((command - held)) us), stopped +$(((tick_off - held) / 1000)) ms; performed rumble $(((play_off - play_on) / 1000)) ms"
-  [ "$tick_on" -ge "$held" ] || fail "the tick ($tick_on) came before the threshold deadline ($held)"
-  # Written right after the command's spawn, in the same turn: before the command ends
-  # (it sleeps 1 s after its write), whichever of the two the guest ran first.
-  [ "$tick_on" -lt $((command + 1000000)) ] || fail "the tick ($tick_on) came after the hold's command ended (it wrote at $command, then slept 1 s)"
-  [ "$tick_off" -ge $((held + 60000)) ] || fail "tick stopped $(((tick_off - held) / 1000)) ms after the deadline (60 ms)"
-  [ "$play_on" -ge "$command" ] || fail "the performed rumble ($play_on) began before the command ran ($command)"
-  # 300 ms from the perform's end, which is at least 1 s after the command's write.
-  [ "$play_off" -ge $((command + 1300000)) ] || fail "the performed rumble stopped $(((play_off - command) / 1000)) ms after the command's write (>= 1300)"
-  expect_count ran.log "ran button=action press=$down\$" 1
-}
+# hold_action: a hold of action: the tick and the performed rumble on the button's device, the
+# command's mark on device b (lib.sh's feedback_hold).
+hold_action() { feedback_hold a.log ff "$TICK" 1 rumble b.log; }
 
 step "two holds of action: tick and performed rumble, the tick on the motor; no new upload"
 hold_action
