@@ -311,11 +311,17 @@ def paired_by_press(pressed, lines, tag, what):
     """actiond's command samples, each paired with the deadline of the press that started it:
     the command carries that press's kernel key-down time (ACTIOND_PRESS_TIME, microseconds,
     the `time` of its `pressed` event) and `benchtool record` writes it after its own time.
-    No window can mis-pair here (a late command is late, not early for the next press). A
-    command before its own deadline, one naming no press or one press run twice fails the run
-    with the evidence; presses without a command are counted as missed (e.g. `busy`)."""
-    deadline_of = {t // 1000: d for t, d, _ in pressed}
-    started_by_press, problems = {}, []
+    No window can mis-pair here (a late command is late, not early for the next press)."""
+    return paired_by_press_time({t // 1000: d for t, d, _ in pressed}, lines, tag, what, "deadline")
+
+
+def paired_by_press_time(reference_of, lines, tag, what, reference):
+    """Command samples ("TAG start_ns press_us" lines) paired exactly by ACTIOND_PRESS_TIME:
+    reference_of maps a press time (us) to the moment its command is measured from (ns; the
+    hold deadline, or the key-down itself). A command before that moment, one naming no press
+    or one press run twice fails the run with the evidence; presses without a command are
+    counted as missed (e.g. `busy`)."""
+    started, problems = {}, []
     for line in lines:
         p = line.split()
         if not p or p[0] != tag:
@@ -323,22 +329,20 @@ def paired_by_press(pressed, lines, tag, what):
         if len(p) < 3:
             problems.append(f"a command without ACTIOND_PRESS_TIME: {line!r}")
             continue
-        started, press = int(p[1]), int(p[2])
-        if press not in deadline_of:
-            problems.append(f"ACTIOND_PRESS_TIME {press} us is the time of no `pressed` event: {line!r}")
-        elif press in started_by_press:
+        t, press = int(p[1]), int(p[2])
+        if press not in reference_of:
+            problems.append(f"ACTIOND_PRESS_TIME {press} us is the time of no press of this series: {line!r}")
+        elif press in started:
             problems.append(f"a second command for the press at {press} us: {line!r}")
+        elif t < reference_of[press]:
+            problems.append(f"started {(reference_of[press] - t) / 1e6:.3f} ms BEFORE its {reference}: press {press} us, "
+                            f"{reference} {reference_of[press]} ns ({line!r})")
         else:
-            started_by_press[press] = started
-            if started < deadline_of[press]:
-                problems.append(
-                    f"started {(deadline_of[press] - started) / 1e6:.3f} ms BEFORE its deadline: press {press} us, "
-                    f"deadline {deadline_of[press]} ns, command {started} ns ({line!r})")
-    MISSED[what] = {"starts": len(deadline_of), "ends": len(started_by_press),
-                    "missed": len(deadline_of) - len(started_by_press)}
+            started[press] = t
+    MISSED[what] = {"starts": len(reference_of), "ends": len(started), "missed": len(reference_of) - len(started)}
     if problems:
         sys.exit(f"bench: {what}: {len(problems)} impossible sample(s):\n  " + "\n  ".join(problems))
-    return [started_by_press[p] - deadline_of[p] for p in sorted(started_by_press)]
+    return [started[p] - reference_of[p] for p in sorted(started)]
 
 
 def paired_by_deadline(deadlines, lines, tag, hold_ns, what):
@@ -382,30 +386,8 @@ GESTURE_BLOCK = 5  # 05-gestures: holds in blocks of 5, alternating plain, doubl
 
 def paired_by_key_down(downs, lines, tag, what):
     """Command samples paired with the key-down that started them: ACTIOND_PRESS_TIME
-    (microseconds) is that key-down's kernel stamp, which the device tool read back (ns). A
-    command before its key-down, naming no such key-down or a second one for it fails the run."""
-    down_of = {d // 1000: d for d in downs}
-    started, problems = {}, []
-    for line in lines:
-        p = line.split()
-        if not p or p[0] != tag:
-            continue
-        if len(p) < 3:
-            problems.append(f"a command without ACTIOND_PRESS_TIME: {line!r}")
-            continue
-        t, press = int(p[1]), int(p[2])
-        if press not in down_of:
-            problems.append(f"ACTIOND_PRESS_TIME {press} us is no key-down of this series: {line!r}")
-        elif press in started:
-            problems.append(f"a second command for the key-down at {press} us: {line!r}")
-        elif t < down_of[press]:
-            problems.append(f"started {(down_of[press] - t) / 1e6:.3f} ms BEFORE its key-down: {line!r}")
-        else:
-            started[press] = t
-    MISSED[what] = {"starts": len(down_of), "ends": len(started), "missed": len(down_of) - len(started)}
-    if problems:
-        sys.exit(f"bench: {what}: {len(problems)} impossible sample(s):\n  " + "\n  ".join(problems))
-    return [started[p] - down_of[p] for p in sorted(started)]
+    (microseconds) is that key-down's kernel stamp, which the device tool read back (ns)."""
+    return paired_by_press_time({d // 1000: d for d in downs}, lines, tag, what, "key-down")
 
 
 def key_presses(lines):

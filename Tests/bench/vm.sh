@@ -69,6 +69,7 @@ BENCH_ABUSE_CLIENTS=${BENCH_ABUSE_CLIENTS:-50}
 BENCH_GESTURE_N=${BENCH_GESTURE_N:-200}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
+cp "$repo/Tests/bench/experiments/exp-lib.sh" "$extra/vm/exp-lib.sh"
 cp "$vmdir/bench/hold.py" "$extra/vm/bench/hold.py"
 (cd "$extra" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out/extra.cpio"
 cat "$out/base.cpio" "$out/extra.cpio" >"$out/initramfs.cpio"

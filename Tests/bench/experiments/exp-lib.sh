@@ -1,0 +1,77 @@
+# Helpers of the one-boot experiments in Tests/bench/experiments (sourced after lib.sh and
+# /vm/bench-lib.sh; Tests/bench/vm.sh puts this file at /vm/exp-lib.sh in every bench boot).
+# act_start TAG BIN [WRAPPER...]: BIN (a name in the guest's PATH: actiond or a variant build
+# given with BENCH_EXTRA_BINS) on the bench button with a recording toggle, log level warning,
+# under WRAPPER if given, and a subscriber; its files are TAG-*. act_stop TAG ends both.
+# act_holds TAG BIN [WRAPPER...]: BENCH_N holds through it. abuse_phase TAG BIN [WRAPPER...]:
+# BENCH_ABUSE_N holds under BENCH_ABUSE_CLIENTS abusive clients, then, under the same abuse,
+# the C reactors named in $ABUSE_REACTORS (plain: its timer and spawn only; subnb: with a
+# subscriber and no waitpid), REACTOR_N holds each (BENCH_ABUSE_N by default).
+
+act_start() {  # TAG BIN [WRAPPER...]
+  _t=$1; _b=$(command -v "$2"); shift 2
+  cat >"$_t-config.json" <<CONFIG
+{
+  socket: { path: "$SOCK", mode: "0660" },
+  stateDirectory: "$STATE",
+  controlsDirectory: "$WORK/controls.d",
+  buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
+               holdThresholdMs: $BENCH_HOLD_MS } ],
+  controls: [
+    { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
+      valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
+      intent: { type: "exec", argv: ["$BENCHTOOL", "record", "actiond", "$WORK/$_t-rec.log"] },
+      value: { type: "store", initial: false } },
+  ],
+  assignments: { action: { kind: "org.actiond.bench.record" } },
+}
+CONFIG
+  mkdir -p controls.d
+  rm -f "$SOCK"
+  spawn "$_t-daemon.log" "$@" "$_b" --config "$_t-config.json" --socket "$SOCK" --state-dir "$STATE" --log-level warning
+  DAEMON_PID=$SPAWN_PID
+  until [ -S "$SOCK" ] && ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
+  usleep 500000
+  spawn "$_t-sub.out" $BENCHTOOL subscribe "$SOCK" "$WORK/$_t-events.txt"
+  SUB_PID=$SPAWN_PID
+  wait_for_line "$_t-sub.out" '^subscribed' 10000
+}
+act_stop() {  # TAG
+  kill -TERM "$SUB_PID" 2>/dev/null
+  wait_pid "$SUB_PID" 10000 "the subscriber"
+  grep -E '^(pressed|held|performing) ' "$1-events.txt" >"$1-events.log"
+  kill -TERM "$DAEMON_PID"
+  wait_pid "$DAEMON_PID" 10000 "actiond after SIGTERM"
+}
+act_holds() {  # TAG BIN [WRAPPER...]
+  bdev_start actiond-bench-button "$WORK/$1-down.log"
+  act_start "$@"
+  step "actiond $1, $BENCH_N holds"
+  hold_presses
+  usleep 500000
+  act_stop "$1"
+  bdev_stop
+}
+abuse_phase() {  # TAG BIN [WRAPPER...]; then reactors under the same abuse ($ABUSE_REACTORS)
+  _at=$1
+  bdev_start actiond-bench-button "$WORK/$_at-down.log"
+  act_start "$@"
+  spawn "$_at-abuse.out" $BENCHTOOL abuse "$SOCK" "$BENCH_ABUSE_CLIENTS" 3600
+  ABUSE_PID=$SPAWN_PID
+  sleep 2
+  step "actiond $_at under abuse, $BENCH_ABUSE_N holds"
+  bdev_cmd "press $BENCH_ABUSE_N $((BENCH_HOLD_MS + 30)) 70"
+  usleep 500000
+  bdev_stop
+  for _r in $ABUSE_REACTORS; do
+    case $_r in
+      plain) REACTOR_N=$BENCH_ABUSE_N reactor_holds "$_at-r-plain" ;;
+      subnb) REACTOR_N=${REACTOR_N:-$BENCH_ABUSE_N} reactor_holds "$_at-r-subnb" --subscriber --noblock ;;
+    esac
+  done
+  kill -0 "$ABUSE_PID" 2>/dev/null || fail "abuse ended early"
+  kill -TERM "$ABUSE_PID" 2>/dev/null
+  wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
+  grep abuse "$_at-abuse.out" >"$_at-abuse.log" || true
+  act_stop "$_at"
+}
