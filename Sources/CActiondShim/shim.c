@@ -63,20 +63,7 @@ int actiond_evdev_led_state(int fd, unsigned int code) {
 }
 
 int actiond_evdev_write_led(int fd, unsigned int code, int on) {
-  struct input_event events[2];
-  memset(events, 0, sizeof(events));
-  events[0].type = EV_LED;
-  events[0].code = (unsigned short)code;
-  events[0].value = on ? 1 : 0;
-  events[1].type = EV_SYN;
-  events[1].code = SYN_REPORT;
-  ssize_t n = write(fd, events, sizeof(events));
-  if (n < 0) return -1;
-  if ((size_t)n != sizeof(events)) {
-    errno = EIO;
-    return -1;
-  }
-  return 0;
+  return actiond_evdev_write_event(fd, EV_LED, code, on ? 1 : 0);
 }
 
 int actiond_evdev_has_code(int fd, unsigned int type, unsigned int code) {

@@ -26,7 +26,7 @@ import Testing
     #expect(try DaemonOptions.parse(["--check-config", "--log-level", "error"]).mode == .checkConfig(file: nil))
   }
 
-  @Test func rejectsMistakesClearly() {
+  @Test func rejectsMistakesClearly() throws {
     #expect(throws: DaemonOptions.UsageError(message: "unknown argument '--frobnicate'")) {
       try DaemonOptions.parse(["--frobnicate"])
     }
@@ -34,6 +34,37 @@ import Testing
       try DaemonOptions.parse(["--config"])
     }
     #expect(throws: DaemonOptions.UsageError.self) { try DaemonOptions.parse(["--log-level", "loud"]) }
+    #expect(throws: DaemonOptions.UsageError(message: "option --socket needs a value")) {
+      try DaemonOptions.parse(["--socket", "-c", "a.json"])
+    }
+    // A flag given a value is a mistake, wherever it stands (the last one too).
+    #expect(throws: DaemonOptions.UsageError(message: "option --version takes no value (got '--version=1')")) {
+      try DaemonOptions.parse(["--version=1", "-c", "a.json"])
+    }
+    #expect(throws: DaemonOptions.UsageError(message: "option --help takes no value (got '--help=no')")) {
+      try DaemonOptions.parse(["--help=no"])
+    }
+    #expect(throws: DaemonOptions.UsageError(message: "option --json takes no value (got '--json=no')")) {
+      try DaemonOptions.parse(["learn", "--json=no"])
+    }
+    // `-` and a negative number are values, for the option to judge.
+    #expect(throws: DaemonOptions.UsageError(message: "--timeout needs a positive number of seconds, got \"-1\"")) {
+      try DaemonOptions.parse(["learn", "--timeout", "-1"])
+    }
+    #expect((try? DaemonOptions.parse(["--config", "-"]))?.configPath == "-")
+  }
+
+  @Test func optionsTakeTheirValueBothWays() throws {
+    var scan = OptionScanner([
+      "--socket=/run/a=b.sock", "--state-dir", "/var/lib/x", "-c", "/etc/c.json", "--check-config",
+    ])
+    var seen: [String] = []
+    while try scan.next() {
+      seen.append(
+        scan.name + " " + (scan.name == "--check-config" ? (scan.optionalValue() ?? "nil") : try scan.value()))
+    }
+    try scan.finish()
+    #expect(seen == ["--socket /run/a=b.sock", "--state-dir /var/lib/x", "-c /etc/c.json", "--check-config nil"])
   }
 
   @Test func levelsOrderFromVerboseToQuiet() {

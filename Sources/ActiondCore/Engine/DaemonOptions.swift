@@ -65,55 +65,33 @@ public struct DaemonOptions: Equatable, Sendable {
       options.mode = .learn(try LearnOptions.parse(Array(arguments.dropFirst())))
       return options
     }
-    var i = 0
-    func value(_ name: String, inline: String?) throws(UsageError) -> String {
-      if let inline { return inline }
-      i += 1
-      guard i < arguments.count, !arguments[i].hasPrefix("--") else {
-        throw UsageError(message: "option \(name) needs a value")
-      }
-      return arguments[i]
-    }
-    while i < arguments.count {
-      let arg = arguments[i]
-      var name = arg
-      var inline: String?
-      if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-        name = String(arg[..<eq])
-        inline = String(arg[arg.index(after: eq)...])
-      }
-      switch name {
+    var scan = OptionScanner(arguments)
+    while try scan.next() {
+      switch scan.name {
       case "--config", "-c":
-        options.configPath = try value(name, inline: inline)
+        options.configPath = try scan.value()
       case "--socket":
-        options.socketPath = try value(name, inline: inline)
+        options.socketPath = try scan.value()
       case "--state-dir":
-        options.stateDirectory = try value(name, inline: inline)
+        options.stateDirectory = try scan.value()
       case "--log-level":
-        let v = try value(name, inline: inline)
+        let v = try scan.value()
         guard let level = LogLevel(name: v) else {
           throw UsageError(message: "unknown log level '\(v)' (use debug, info, notice, warning or error)")
         }
         options.logLevel = level
       case "--check-config":
-        // The file is optional: take the next argument only when it is not another option.
-        if let inline {
-          options.mode = .checkConfig(file: inline)
-        } else if i + 1 < arguments.count, !arguments[i + 1].hasPrefix("-") {
-          i += 1
-          options.mode = .checkConfig(file: arguments[i])
-        } else {
-          options.mode = .checkConfig(file: nil)
-        }
+        // The file is optional: the next argument only when it is not another option.
+        options.mode = .checkConfig(file: scan.optionalValue())
       case "--version", "-V":
         options.mode = .version
       case "--help", "-h":
         options.mode = .help
       default:
-        throw UsageError(message: "unknown argument '\(arg)'")
+        throw UsageError(message: "unknown argument '\(scan.argument)'")
       }
-      i += 1
     }
+    try scan.finish()
     return options
   }
 }

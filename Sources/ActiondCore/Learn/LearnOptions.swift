@@ -51,24 +51,9 @@ public struct LearnOptions: Equatable, Sendable {
   /// Parses the arguments after `learn`. Accepts `--opt value` and `--opt=value`.
   public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> LearnOptions {
     var options = LearnOptions()
-    var i = 0
-    func value(_ name: String, inline: String?) throws(DaemonOptions.UsageError) -> String {
-      if let inline { return inline }
-      i += 1
-      guard i < arguments.count, !arguments[i].hasPrefix("--") else {
-        throw DaemonOptions.UsageError(message: "option \(name) needs a value")
-      }
-      return arguments[i]
-    }
-    while i < arguments.count {
-      let arg = arguments[i]
-      var name = arg
-      var inline: String?
-      if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
-        name = String(arg[..<eq])
-        inline = String(arg[arg.index(after: eq)...])
-      }
-      switch name {
+    var scan = OptionScanner(arguments)
+    while try scan.next() {
+      switch scan.name {
       case "--json":
         options.json = true
       case "--configuration":
@@ -76,13 +61,13 @@ public struct LearnOptions: Equatable, Sendable {
       case "--uaccess":
         options.uaccess = true
       case "--timeout":
-        let text = try value(name, inline: inline)
+        let text = try scan.value()
         guard let seconds = Double(text), seconds > 0, seconds < 1e9 else {
           throw DaemonOptions.UsageError(message: "--timeout needs a positive number of seconds, got \"\(text)\"")
         }
         options.timeout = TimeSpan(nanoseconds: Int64(seconds * 1e9))
       case "--name":
-        let v = try value(name, inline: inline)
+        let v = try scan.value()
         guard ButtonConfig.isValidName(v) else {
           throw DaemonOptions.UsageError(
             message: "invalid button name \"\(v)\" (letters, digits, -, _, ., starting with a letter or digit, ≤ 64)")
@@ -91,10 +76,10 @@ public struct LearnOptions: Equatable, Sendable {
       case "--help", "-h":
         options.help = true
       default:
-        throw DaemonOptions.UsageError(message: "unknown argument '\(arg)' for learn")
+        throw DaemonOptions.UsageError(message: "unknown argument '\(scan.argument)' for learn")
       }
-      i += 1
     }
+    try scan.finish()
     if options.json && options.configuration {
       throw DaemonOptions.UsageError(message: "--json and --configuration exclude each other")
     }

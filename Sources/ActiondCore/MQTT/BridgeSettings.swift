@@ -202,34 +202,21 @@ public struct BridgeOptions: Equatable, Sendable {
 
   public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> BridgeOptions {
     var o = BridgeOptions()
-    var i = 0
-    while i < arguments.count {
-      let arg = arguments[i]
-      i += 1
-      var name = arg
-      var inline: String?
-      if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--") {
-        name = String(arg[..<eq])
-        inline = String(arg[arg.index(after: eq)...])
-      }
+    var scan = OptionScanner(arguments)
+    while try scan.next() {
+      let name = scan.name
       switch name {
       case "--help", "-h": o.mode = .help
       case "--version": o.mode = .version
       case "--check-config": o.mode = .checkConfig
-      case _ where name == "--config" || (name.hasPrefix("--") && valueFlags.contains(String(name.dropFirst(2)))):
-        let value: String
-        if let inline {
-          value = inline
-        } else {
-          guard i < arguments.count else { throw .init(message: "\(name) needs a value") }
-          value = arguments[i]
-          i += 1
-        }
-        if name == "--config" { o.configPath = value } else { o.flags.append((String(name.dropFirst(2)), value)) }
+      case "--config": o.configPath = try scan.value()
+      case _ where name.hasPrefix("--") && valueFlags.contains(String(name.dropFirst(2))):
+        o.flags.append((String(name.dropFirst(2)), try scan.value()))
       default:
-        throw .init(message: "unknown option \(arg)")
+        throw .init(message: "unknown option \(scan.argument)")
       }
     }
+    try scan.finish()
     return o
   }
 

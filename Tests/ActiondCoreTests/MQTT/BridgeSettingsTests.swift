@@ -107,7 +107,10 @@ private func problems(_ text: String) -> [String] {
       } catch { return error.message }
     }
     #expect(message(["--bogus"]) == "unknown option --bogus")
-    #expect(message(["--host"]) == "--host needs a value")
+    #expect(message(["--host"]) == "option --host needs a value")
+    // The next option is not a value: this once connected to a host named "--port".
+    #expect(message(["--host", "--port", "1883"]) == "option --host needs a value")
+    #expect(message(["--check-config=yes"]) == "option --check-config takes no value (got '--check-config=yes')")
     #expect(message(["--port", "x"]) == "--port must be a number from 1 to 65535, got x")
     #expect(message(["--node-id", "a/b"]) == "--node-id must consist of letters, digits, _ and - only, got a/b")
     #expect(message(["--base-topic", "a/+/b"]) == "--base-topic must not contain the wildcards + or #")
