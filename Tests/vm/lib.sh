@@ -554,3 +554,58 @@ event_field() {
 settle_ms() {
   usleep $(($1 * 1000))
 }
+
+# double_press_held WINDOW_MS THRESHOLD_MS: a double press of KEY_PROG1 on device a (read by
+# reader r) whose second press stays down: a 100 ms press, 100 ms up, key-down again. The
+# kernel's stamps decide what the daemon must have seen: inside the window (with 20 ms of
+# margin) it waits for `double-pressed` and `performed` and returns with the key still down
+# (n2 is the second press's number for press_stamps; down1 up1 down2 its stamps); outside, it
+# releases, expects two short presses and tries again; on the edge either is right, so it
+# recounts and tries again. Fails after 4 attempts (stalls) or when the first press lasted
+# nearly THRESHOLD_MS. Keeps PRESSES, EXP_PRESSED, EXP_RELEASED and EXP_DOUBLE (the reader's
+# presses and what watch.log must hold; start them at 0) current.
+double_press_held() {
+  _dp_window=$1 _dp_threshold=$2 _dp_attempt=0
+  while :; do
+    _dp_attempt=$((_dp_attempt + 1))
+    [ "$_dp_attempt" -le 4 ] || fail "4 attempts in a row were pushed outside the window by stalls"
+    n1=$((PRESSES + 1))
+    n2=$((PRESSES + 2))
+    PRESSES=$n2
+    dev_cmd a "press KEY_PROG1 100ms" "sleep 100ms" "down KEY_PROG1"
+    wait_count r.log 'EV_KEY KEY_PROG1 1$' "$n2" "$WAIT_MS"
+    press_stamps r.log KEY_PROG1 "$n1"
+    down1=$DOWN up1=$UP
+    press_stamps r.log KEY_PROG1 "$n2"
+    down2=$DOWN
+    _dp_first_ms=$(((up1 - down1) / 1000))
+    _dp_gap_us=$((down2 - up1))
+    step "attempt $_dp_attempt: first press ${_dp_first_ms} ms, gap $((_dp_gap_us / 1000)) ms (kernel stamps)"
+    [ "$_dp_first_ms" -lt $((_dp_threshold - 100)) ] || fail "the first press lasted $_dp_first_ms ms: the machine stalled for seconds"
+    EXP_PRESSED=$((EXP_PRESSED + 1))
+    if [ "$_dp_gap_us" -lt $(((_dp_window - 20) * 1000)) ]; then
+      EXP_DOUBLE=$((EXP_DOUBLE + 1))
+      # Performed while the key is still down: at the second key-down, not at its release.
+      wait_for_event watch.log double-pressed "$EXP_DOUBLE" 30000
+      wait_for_event watch.log performed "$EXP_DOUBLE" 30000
+      return
+    fi
+    # The stamps say the second key-down came too late (or on the boundary): let both end.
+    dev_cmd a "up KEY_PROG1"
+    if [ "$_dp_gap_us" -gt $(((_dp_window + 20) * 1000)) ]; then
+      step "outside the window by the stamps: two short presses expected; again"
+      EXP_PRESSED=$((EXP_PRESSED + 1))
+      EXP_RELEASED=$((EXP_RELEASED + 2))
+      wait_for_event watch.log released "$EXP_RELEASED" 30000
+      expect_event watch.log double-pressed "$EXP_DOUBLE"
+      expect_event watch.log performing "$EXP_DOUBLE"
+    else
+      step "on the window's edge by the stamps: either is right; again"
+      settle_ms $((2 * _dp_window + 500))
+      EXP_DOUBLE=$(event_count watch.log double-pressed)
+      EXP_RELEASED=$(event_count watch.log released)
+      EXP_PRESSED=$(event_count watch.log pressed)
+    fi
+    settle_ms 500
+  done
+}

@@ -59,50 +59,9 @@ watch_start
 reader_start r "$DEV_NODE" --timeout 600s
 
 step "double press inside the window"
-attempt=0
-while :; do
-  attempt=$((attempt + 1))
-  [ "$attempt" -le 4 ] || fail "4 attempts in a row were pushed outside the window by stalls"
-  n1=$((PRESSES + 1))
-  n2=$((PRESSES + 2))
-  PRESSES=$n2
-  dev_cmd a "press KEY_PROG1 100ms" "sleep 100ms" "down KEY_PROG1"
-  wait_count r.log 'EV_KEY KEY_PROG1 1$' "$n2" "$WAIT_MS"
-  press_stamps r.log KEY_PROG1 "$n1"
-  down1=$DOWN up1=$UP
-  press_stamps r.log KEY_PROG1 "$n2"
-  down2=$DOWN
-  first_ms=$(((up1 - down1) / 1000))
-  gap_us=$((down2 - up1))
-  step "attempt $attempt: first press ${first_ms} ms, gap $((gap_us / 1000)) ms (kernel stamps)"
-  [ "$first_ms" -lt $((THRESHOLD_MS - 100)) ] || fail "the first press lasted $first_ms ms: the machine stalled for seconds"
-  EXP_PRESSED=$((EXP_PRESSED + 1))
-  if [ "$gap_us" -lt $(((WINDOW_MS - 20) * 1000)) ]; then
-    EXP_DOUBLE=$((EXP_DOUBLE + 1))
-    # Performed while the key is still down: at the second key-down, not at its release.
-    wait_for_event watch.log double-pressed "$EXP_DOUBLE" 30000
-    wait_for_event watch.log performed "$EXP_DOUBLE" 30000
-    dev_cmd a "up KEY_PROG1"
-    wait_for_event watch.log released-after-double-press "$EXP_DOUBLE" 30000
-    break
-  fi
-  # Stamps say the second key-down came too late (or on the boundary): let both presses end.
-  dev_cmd a "up KEY_PROG1"
-  if [ "$gap_us" -gt $(((WINDOW_MS + 20) * 1000)) ]; then
-    step "outside the window by the stamps: two short presses expected; again"
-    EXP_PRESSED=$((EXP_PRESSED + 1))
-    EXP_RELEASED=$((EXP_RELEASED + 2))
-    wait_for_event watch.log released "$EXP_RELEASED" 30000
-    expect_event watch.log double-pressed "$EXP_DOUBLE"
-  else
-    step "on the window's edge by the stamps: either is right; again"
-    settle_ms $((2 * WINDOW_MS + 500))
-    EXP_DOUBLE=$(event_count watch.log double-pressed)
-    EXP_RELEASED=$(event_count watch.log released)
-    EXP_PRESSED=$(event_count watch.log pressed)
-  fi
-  settle_ms 500
-done
+double_press_held "$WINDOW_MS" "$THRESHOLD_MS"
+dev_cmd a "up KEY_PROG1"
+wait_for_event watch.log released-after-double-press "$EXP_DOUBLE" 30000
 
 press_stamps r.log KEY_PROG1 "$n2"
 down2=$DOWN up2=$UP
