@@ -3,6 +3,10 @@
 
 #include <errno.h>
 #include <linux/input.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -107,3 +111,95 @@ int actiond_evdev_upload_rumble(int fd, unsigned short strong, unsigned short we
 }
 
 int actiond_evdev_erase_effect(int fd, int id) { return ioctl(fd, EVIOCRMFF, id) < 0 ? -1 : 0; }
+
+// MARK: name resolution
+
+struct actiond_resolution {
+  struct gaicb request;
+  struct addrinfo hints;
+  char *host;
+  int notify_fd;
+  pthread_mutex_t lock;
+  int notified;   // glibc's notification ran
+  int abandoned;  // actiond_resolution_free was called before it did
+};
+
+const int actiond_EAI_INPROGRESS = EAI_INPROGRESS;
+
+static void resolution_destroy(actiond_resolution *r) {
+  if (r->request.ar_result) freeaddrinfo(r->request.ar_result);
+  pthread_mutex_destroy(&r->lock);
+  free(r->host);
+  free(r);
+}
+
+// Runs in a thread of glibc's (SIGEV_THREAD), once the request is done.
+static void resolution_notify(union sigval value) {
+  actiond_resolution *r = value.sival_ptr;
+  pthread_mutex_lock(&r->lock);
+  r->notified = 1;
+  int abandoned = r->abandoned;
+  if (!abandoned) {
+    uint64_t one = 1;
+    // A full eventfd counter (never, with one request at a time) only loses a wake-up
+    // that is already pending.
+    (void)!write(r->notify_fd, &one, sizeof(one));
+  }
+  pthread_mutex_unlock(&r->lock);
+  if (abandoned) resolution_destroy(r);
+}
+
+actiond_resolution *actiond_resolve_start(const char *host, int notify_fd, int *error) {
+  actiond_resolution *r = calloc(1, sizeof(*r));
+  char *copy = strdup(host);
+  if (!r || !copy) {
+    free(r);
+    free(copy);
+    *error = EAI_MEMORY;
+    return NULL;
+  }
+  r->host = copy;
+  r->notify_fd = notify_fd;
+  pthread_mutex_init(&r->lock, NULL);
+  r->hints.ai_family = AF_UNSPEC;
+  r->hints.ai_socktype = SOCK_STREAM;
+  r->request.ar_name = r->host;
+  r->request.ar_request = &r->hints;
+  struct sigevent event;
+  memset(&event, 0, sizeof(event));
+  event.sigev_notify = SIGEV_THREAD;
+  event.sigev_notify_function = resolution_notify;
+  event.sigev_value.sival_ptr = r;
+  struct gaicb *list[1] = {&r->request};
+  int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, &event);
+  if (rc != 0) {
+    *error = rc;
+    resolution_destroy(r);
+    return NULL;
+  }
+  return r;
+}
+
+int actiond_resolution_status(actiond_resolution *r) { return gai_error(&r->request); }
+
+int actiond_resolution_numeric_host(actiond_resolution *r, size_t index, char *out, size_t out_length) {
+  if (gai_error(&r->request) != 0) return -1;
+  struct addrinfo *a = r->request.ar_result;
+  for (size_t i = 0; a && i < index; i++) a = a->ai_next;
+  if (!a) return -1;
+  return getnameinfo(a->ai_addr, a->ai_addrlen, out, (socklen_t)out_length, NULL, 0, NI_NUMERICHOST) == 0 ? 0 : -1;
+}
+
+void actiond_resolution_free(actiond_resolution *r) {
+  // Still queued: removed, and glibc never notifies it.
+  if (gai_cancel(&r->request) == EAI_CANCELED) {
+    resolution_destroy(r);
+    return;
+  }
+  // Done or being resolved: the notification comes (or came); whoever is second frees.
+  pthread_mutex_lock(&r->lock);
+  int notified = r->notified;
+  r->abandoned = 1;
+  pthread_mutex_unlock(&r->lock);
+  if (notified) resolution_destroy(r);
+}

@@ -1,12 +1,16 @@
 """Processes for the MQTT tier: Debian's mosquitto on loopback, a real actiond, the bridge,
 and a subscriber that records what a Home Assistant would see. Every wait has a deadline."""
 
+import fcntl
 import json
 import os
+import select
 import pwd
 import signal
 import socket
+import struct
 import subprocess
+import termios
 import threading
 import time
 
@@ -175,8 +179,8 @@ class Actiond:
 
 
 class Bridge:
-    def __init__(self, bin_dir, workdir, name, args):
-        self.argv = [os.path.join(bin_dir, "actiond-mqtt"), "--log-level", "debug"] + args
+    def __init__(self, bin_dir, workdir, name, args, prefix=()):
+        self.argv = list(prefix) + [os.path.join(bin_dir, "actiond-mqtt"), "--log-level", "debug"] + args
         self.workdir = workdir
         self.name = name
         self.process = Process(name, self.argv, workdir)
@@ -240,14 +244,18 @@ class Subscriber:
         self.client.disconnect()
 
 
+TLS_NAME = "mqtt-broker.test"
+
+
 def make_pki(workdir):
-    """A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
+    """A CA, a server certificate for 127.0.0.1 and TLS_NAME, and a client certificate,
+    made with openssl."""
     def run(*argv):
         subprocess.run(argv, check=True, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=actiond test CA")
     with open(os.path.join(workdir, "san.ext"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
+        f.write(f"subjectAltName=IP:127.0.0.1,DNS:{TLS_NAME}\n")
     for name, ext in (("server", ["-extfile", "san.ext"]), ("client", [])):
         run("openssl", "req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
         run("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
@@ -255,3 +263,209 @@ def make_pki(workdir):
     return {k: os.path.join(workdir, v) for k, v in
             (("ca", "ca.pem"), ("server_cert", "server.pem"), ("server_key", "server.key"),
              ("cert", "client.pem"), ("key", "client.key"))}
+
+
+class CutProxy:
+    """A TCP proxy on loopback between the bridge and the broker that can cut the network
+    without closing anything: `cut()` stops forwarding in both directions and keeps every
+    socket open (bytes stay queued in the kernel, no FIN, no RST: what the two ends see
+    when a cable is pulled or a Wi-Fi drops); `restore()` forwards again. A connection made
+    during the cut is accepted and held without a byte reaching the broker, as when its
+    handshake is lost on the way: the bridge's CONNECT gets no CONNACK. When the path is
+    back, a held connection the client has given up on (FIN seen) is closed; one still
+    open is connected to the broker and forwarded, as a retransmitted handshake would."""
+
+    def __init__(self, upstream_port):
+        self.upstream = ("127.0.0.1", upstream_port)
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.is_cut = False
+        self.pairs = {}  # socket -> its peer
+        self.clients = set()  # the sockets accepted from the bridge
+        self.held = []
+        self.accepted = 0
+        self.held_total = 0
+        self.wake_r, self.wake_w = os.pipe()
+        self.closed = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def cut(self):
+        with self.lock:
+            self.is_cut = True
+        os.write(self.wake_w, b"x")
+
+    def restore(self):
+        with self.lock:
+            self.is_cut = False
+            held, self.held = self.held, []
+        for s in held:
+            p = select.poll()
+            p.register(s, select.POLLRDHUP)
+            if p.poll(0):
+                s.close()
+                continue
+            self._connect(s)
+        os.write(self.wake_w, b"x")
+
+    def counts(self):
+        with self.lock:
+            return {"accepted": self.accepted, "held": self.held_total, "open": len(self.pairs) // 2}
+
+    def stuck_from_clients(self):
+        """Bytes the bridge sent that wait, unread, in the proxy's sockets (during a cut)."""
+        with self.lock:
+            clients = list(self.clients)
+        total = 0
+        for c in clients:
+            try:
+                total += struct.unpack("i", fcntl.ioctl(c.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+            except OSError:
+                pass
+        return total
+
+    def _connect(self, client):
+        up = socket.create_connection(self.upstream, timeout=DEADLINE)
+        up.settimeout(None)
+        with self.lock:
+            self.pairs[client] = up
+            self.pairs[up] = client
+            self.clients.add(client)
+
+    def _close_pair(self, s):
+        with self.lock:
+            peer = self.pairs.pop(s, None)
+            if peer is not None:
+                self.pairs.pop(peer, None)
+            self.clients.discard(s)
+            self.clients.discard(peer)
+        for x in (s, peer):
+            if x is not None:
+                x.close()
+
+    def _run(self):
+        while not self.closed:
+            with self.lock:
+                watched = [] if self.is_cut else list(self.pairs)
+            try:
+                readable, _, _ = select.select([self.listener, self.wake_r] + watched, [], [])
+            except (OSError, ValueError):
+                continue  # a socket closed meanwhile: look again
+            for s in readable:
+                if s is self.wake_r:
+                    os.read(self.wake_r, 64)
+                elif s is self.listener:
+                    client, _ = self.listener.accept()
+                    with self.lock:
+                        self.accepted += 1
+                        cut = self.is_cut
+                        if cut:
+                            self.held.append(client)
+                            self.held_total += 1
+                    if not cut:
+                        self._connect(client)
+                else:
+                    with self.lock:
+                        if self.is_cut or s not in self.pairs:
+                            continue
+                        peer = self.pairs[s]
+                    try:
+                        data = s.recv(65536)
+                        if data:
+                            peer.sendall(data)
+                            continue
+                    except OSError:
+                        pass
+                    self._close_pair(s)
+
+    def close(self):
+        self.closed = True
+        os.write(self.wake_w, b"x")
+        self.thread.join(timeout=DEADLINE)
+        with self.lock:
+            everything = list(self.pairs) + self.held
+        for s in everything + [self.listener]:
+            s.close()
+
+
+HARNESS = os.path.abspath(__file__)
+
+
+def isolated(binds, network=False, silent_dns=False):
+    """The argv prefix that runs a program in its own mount namespace (and, with `network`,
+    its own network namespace with only the loopback up) with `binds` {file: over} bind-
+    mounted, e.g. a resolv.conf and a hosts file; with `silent_dns`, a UDP socket on
+    127.0.0.1:53 that receives every query and never answers (the program inherits it).
+    `unshare` execs without forking, so the program keeps the pid it was started with."""
+    # Not root: a user namespace of its own too, in which the test's user is root.
+    argv = ["/usr/bin/unshare", "--mount"] + (["--net"] if network else []) + \
+        ([] if os.geteuid() == 0 else ["--map-root-user"]) + ["--", "/usr/bin/python3", HARNESS, "isolate"]
+    if network:
+        argv.append("--loopback")
+    if silent_dns:
+        argv.append("--silent-dns")
+    for source, target in binds.items():
+        argv += ["--bind", f"{source}:{target}"]
+    return argv + ["--"]
+
+
+def dns_queries_waiting(pid):
+    """Bytes queued, unread, on UDP port 53 in the network namespace of `pid` (the silent
+    DNS server's socket): > 0 once a query was sent to it."""
+    try:
+        with open(f"/proc/{pid}/net/udp") as f:
+            rows = f.read().splitlines()[1:]
+    except OSError:
+        return 0
+    total = 0
+    for row in rows:
+        fields = row.split()
+        if fields[1].endswith(":0035"):
+            total += int(fields[4].split(":")[1], 16)
+    return total
+
+
+def _isolate(args):
+    """`harness.py isolate [--loopback] [--silent-dns] [--bind SRC:DST]... -- PROGRAM ARGS`:
+    run by `isolated()` inside the new namespaces; sets them up, then execs PROGRAM."""
+    import ctypes
+    end = args.index("--")
+    options, program = args[:end], args[end + 1:]
+    keep = []
+    i = 0
+    while i < len(options):
+        option = options[i]
+        if option == "--loopback":
+            SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                request = struct.pack("16sh", b"lo", 0).ljust(40, b"\0")
+                flags = struct.unpack("16sh", fcntl.ioctl(s, SIOCGIFFLAGS, request)[:18])[1]
+                fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP).ljust(40, b"\0"))
+        elif option == "--silent-dns":
+            dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            dns.bind(("127.0.0.1", 53))
+            dns.set_inheritable(True)
+            keep.append(dns)
+        elif option == "--bind":
+            i += 1
+            source, target = options[i].split(":", 1)
+            libc = ctypes.CDLL(None, use_errno=True)
+            MS_BIND = 4096
+            if libc.mount(source.encode(), target.encode(), None, MS_BIND, None) != 0:
+                error = ctypes.get_errno()
+                raise OSError(error, f"bind mount {source} over {target}: {os.strerror(error)}")
+        else:
+            raise SystemExit(f"harness.py isolate: unknown option {option}")
+        i += 1
+    os.execv(program[0], program)
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:2] == ["isolate"]:
+        _isolate(sys.argv[2:])
+    else:
+        raise SystemExit("usage: harness.py isolate [--loopback] [--silent-dns] [--bind SRC:DST]... -- PROGRAM ARGS")

@@ -18,8 +18,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Actiond, Bridge, Broker, Subscriber, actiond_config, count_lines, make_pki,  # noqa: E402
-                     wait_for)
+from harness import (DEADLINE, TLS_NAME, Actiond, Bridge, Broker, CutProxy, Subscriber, actiond_config,  # noqa: E402
+                     count_lines, dns_queries_waiting, isolated, make_pki, wait_for)
 from homeassistant import check_device_discovery  # noqa: E402
 import fakebroker  # noqa: E402
 
@@ -390,6 +390,216 @@ def cleanup(bin_dir, work):
             p.kill()
 
 
+def network_cut(bin_dir, work):
+    """The network between the bridge and the broker is cut mid-run: packets stop flowing
+    both ways, no connection is closed (Tests/mqtt/harness.py, CutProxy). The broker's
+    keepalive expiry publishes the bridge's Last Will; the bridge notices within two
+    keepalives, its reconnect attempts into the cut hang and are given up after a keepalive
+    and retried with backoff; once the path is back it reconnects, re-publishes discovery
+    and every state as actiond has them now (a state published into the cut and changed
+    again since does not come back), and takes commands again, one kept by the broker
+    during the cut included."""
+    keepalive = 5  # libmosquitto's minimum
+    broker = Broker(work)
+    broker.start()
+    config, lamp_log, bell_log = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    proxy = CutProxy(broker.port)
+    sub = Subscriber(broker.port)  # Home Assistant: on the broker directly, not behind the cut
+    base = "actiond/n1"
+    lamp = f"{base}/control/org_test_lamp/state"
+    timer = f"{base}/control/org_test_timer/state"
+    topic = f"{PREFIX}/device/n1/config"
+    bridge = Bridge(bin_dir, work, "bridge", ["--host", "127.0.0.1", "--port", str(proxy.port), "--socket",
+                                               daemon.socket, "--node-id", "n1", "--device-id", "dev",
+                                               "--keepalive", str(keepalive)]).start()
+    procs = [bridge, daemon, broker]
+    try:
+        wait_for("discovery through the proxy", lambda: sub.last(topic))
+        sub.wait_payload(f"{base}/bridge", "online")
+        sub.wait_payload(lamp, "OFF")
+        mark = sub.mark()
+        sub.publish(f"{base}/control/org_test_timer/set", "ON")
+        sub.wait_payload(timer, "ON", since=mark)
+
+        mark = sub.mark()
+        cut_at = time.monotonic()
+        proxy.cut()
+        # The lamp goes on in actiond at once: the bridge, not knowing yet, publishes ON
+        # (QoS 1) into the cut, where it stays unacknowledged.
+        before = proxy.stuck_from_clients()
+        assert daemon.request({"request": "perform", "kind": "org.test.lamp"})["result"]["control"]["value"] is True
+        wait_for("the lamp's ON to be stuck in the cut", lambda: proxy.stuck_from_clients() > before + len(lamp))
+        sub.wait_payload(f"{base}/bridge", "offline", since=mark, timeout=3 * keepalive + DEADLINE)
+        will_after = time.monotonic() - cut_at
+        late = Subscriber(broker.port, topics=(f"{base}/bridge",), client_id="late-will")
+        wait_for("the retained Last Will", lambda: late.all(f"{base}/bridge"))
+        assert late.all(f"{base}/bridge")[-1][1:3] == ("offline", True), late.all(f"{base}/bridge")
+        late.stop()
+        ok(f"network cut: the broker's keepalive expiry publishes the Last Will 'offline' (retained) "
+           f"{will_after:.1f} s into the cut (keepalive {keepalive} s, 1.5 × = {1.5 * keepalive} s)")
+
+        lost = wait_for("the bridge to notice the cut", lambda: bridge.process.lines("mqtt-disconnected"),
+                        timeout=3 * keepalive + DEADLINE)
+        noticed_after = time.monotonic() - cut_at
+        assert "keepalive" in lost[0].lower(), lost
+        # Changed again in actiond after the bridge noticed: nothing goes out now.
+        assert daemon.request({"request": "perform", "kind": "org.test.lamp"})["result"]["control"]["value"] is False
+        assert daemon.request({"request": "perform", "kind": "org.test.timer"})["result"]["control"]["value"] is False
+        # Home Assistant presses the bell meanwhile: the broker keeps it for the bridge's session.
+        sub.publish(f"{base}/control/org_test_bell/set", "PRESS")
+        ok(f"the bridge notices {noticed_after:.1f} s into the cut (no PINGRESP: {lost[0].split(': ', 1)[-1]})")
+
+        # Reconnect attempts during the cut reach nothing (held by the proxy, no CONNACK):
+        # the first is given up after a keepalive and the next follows after its backoff.
+        wait_for("a second attempt into the cut", lambda: proxy.counts()["held"] >= 2, timeout=3 * keepalive + DEADLINE)
+        given_up = [l for l in bridge.process.lines("mqtt-connect-failed") if "within the keepalive" in l]
+        assert given_up, bridge.process.lines("mqtt-connect-failed")
+        assert count_lines(bell_log) == 0
+        ok("reconnect attempts into the cut hang, are given up after a keepalive and retried with backoff")
+
+        mark = sub.mark()
+        restored_at = time.monotonic()
+        proxy.restore()
+        sub.wait_payload(f"{base}/bridge", "online", since=mark)
+        wait_for("discovery again", lambda: sub.since(mark, topic))
+        sub.wait_payload(lamp, "OFF", since=mark)
+        sub.wait_payload(timer, "OFF", since=mark)
+        back_after = time.monotonic() - restored_at
+        wait_for("the bell kept during the cut", lambda: count_lines(bell_log) == 1)
+        # A command now, and its answer: everything the reconnect sent is in before it.
+        mark2 = sub.mark()
+        sub.publish(f"{base}/control/org_test_timer/set", "ON")
+        sub.wait_payload(timer, "ON", since=mark2)
+        assert sub.last(lamp) == "OFF", f"the lamp's stale ON came back: {[m[1] for m in sub.since(mark, lamp)]}"
+        late = Subscriber(broker.port, topics=(f"{base}/#",), client_id="late-state")
+        wait_for("retained states", lambda: late.last(lamp) and late.last(timer) == "ON" and late.last(f"{base}/bridge"))
+        assert (late.last(lamp), late.last(f"{base}/bridge")) == ("OFF", "online"), (late.last(lamp), late.last(f"{base}/bridge"))
+        late.stop()
+        assert count_lines(bell_log) == 1 and count_lines(lamp_log) == 2
+        ok(f"path back: reconnected {back_after:.1f} s later, 'online', discovery and every state as actiond has "
+           "them (the lamp's ON sent into the cut stays gone), the bell pressed during the cut rang once, "
+           "commands work")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+        proxy.close()
+
+
+def name_resolution(bin_dir, work):
+    """The broker's host name is resolved off the bridge's loop. A name in /etc/hosts
+    connects at once; with a DNS server that never answers (its own network namespace,
+    resolv.conf bind-mounted over, a UDP socket that swallows the queries) the loop still
+    serves actiond and SIGTERM while the resolver waits; a failed resolution is logged with
+    the name and retried with backoff."""
+    responsive = 5.0  # s: generous for a loaded machine, far under the resolver's 60 s below
+    name = "mqtt-broker.test"
+    broker = Broker(work)
+    broker.start()
+    config, _, _ = actiond_config(work)
+    daemon = Actiond(bin_dir, work, config).start()
+    sub = Subscriber(broker.port)
+    hosts = os.path.join(work, "hosts")
+    with open(hosts, "w") as f:
+        f.write(f"127.0.0.1 localhost\n127.0.0.1 {name}\n")
+    plain_hosts = os.path.join(work, "hosts-without")
+    with open(plain_hosts, "w") as f:
+        f.write("127.0.0.1 localhost\n")
+    silent = os.path.join(work, "resolv-silent.conf")
+    with open(silent, "w") as f:
+        f.write("nameserver 127.0.0.1\noptions timeout:30 attempts:2\n")  # 60 s before glibc gives up
+    args = ["--host", name, "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "n1",
+            "--device-id", "dev"]
+    procs = [daemon, broker]
+    try:
+        # A name in /etc/hosts (bind-mounted; DNS would never answer): connected at once.
+        bridge = Bridge(bin_dir, work, "bridge-hosts", args,
+                        prefix=isolated({hosts: "/etc/hosts", silent: "/etc/resolv.conf"})).start()
+        procs.append(bridge)
+        sub.wait_payload("actiond/n1/bridge", "online")
+        assert [l for l in bridge.process.lines("mqtt-resolved") if "127.0.0.1" in l], bridge.process.text()
+        ok(f"a broker name from /etc/hosts: resolved off the loop, connected ({name} → 127.0.0.1)")
+        bridge.kill(signal.SIGTERM)
+
+        # With TLS the name is what the certificate is checked against: its own name
+        # connects, another name of the same address is refused.
+        tls_dir = os.path.join(work, "tls")
+        os.makedirs(tls_dir)
+        pki = make_pki(tls_dir)
+        tls_broker = Broker(tls_dir, extra=f"cafile {pki['ca']}\ncertfile {pki['server_cert']}\n"
+                            f"keyfile {pki['server_key']}\nallow_anonymous true\n")
+        tls_broker.start()
+        procs.append(tls_broker)
+        tls_sub = Subscriber(tls_broker.port, client_id="test-ha-tls", tls={"ca": pki["ca"]})
+        with open(hosts, "a") as f:
+            f.write("127.0.0.1 other-name.test\n")
+        tls_args = ["--port", str(tls_broker.port), "--ca-file", pki["ca"], "--socket", daemon.socket]
+        assert name == TLS_NAME
+        bridge = Bridge(bin_dir, work, "bridge-tls-name", tls_args + ["--host", name, "--node-id", "t1"],
+                        prefix=isolated({hosts: "/etc/hosts", silent: "/etc/resolv.conf"})).start()
+        procs.append(bridge)
+        tls_sub.wait_payload("actiond/t1/bridge", "online")
+        wrong = Bridge(bin_dir, work, "bridge-tls-other", tls_args + ["--host", "other-name.test", "--node-id", "t2"],
+                       prefix=isolated({hosts: "/etc/hosts", silent: "/etc/resolv.conf"})).start()
+        procs.append(wrong)
+        failures = wait_for("the other name's refusal", lambda: wrong.process.lines("mqtt-connect-failed"))
+        assert tls_sub.last("actiond/t2/bridge") is None, "a certificate for another name was accepted"
+        wait_for("libmosquitto's reason", lambda: [l for l in wrong.process.lines("mqtt-library-error")
+                                                   if "host name verification failed" in l])
+        bridge.kill(signal.SIGTERM)
+        wrong.kill(signal.SIGTERM)
+        tls_sub.stop()
+        ok(f"TLS by name: the certificate's name connects; another name of 127.0.0.1 is refused "
+           f"({failures[0].split(': ', 2)[-1].split(' event=')[0]}, logged with libmosquitto's "
+           "'host name verification failed')")
+
+        # A DNS server that never answers: the loop goes on.
+        bridge = Bridge(bin_dir, work, "bridge-silent", args,
+                        prefix=isolated({plain_hosts: "/etc/hosts", silent: "/etc/resolv.conf"}, network=True,
+                                        silent_dns=True)).start()
+        procs.append(bridge)
+        pid = bridge.process.proc.pid
+        wait_for("the bridge's DNS query", lambda: dns_queries_waiting(pid) > 0)
+        wait_for("actiond's snapshot while the resolver waits", lambda: bridge.process.lines("event=snapshot"),
+                 timeout=responsive)
+        daemon.kill()
+        wait_for("actiond's loss while the resolver waits", lambda: bridge.process.lines("daemon-lost"),
+                 timeout=responsive)
+        daemon.start()
+        # The bridge's reconnect to actiond backs off up to 5 s.
+        wait_for("actiond's new snapshot", lambda: len(bridge.process.lines("event=snapshot")) == 2,
+                 timeout=responsive + 5)
+        assert not bridge.process.lines("mqtt-resolve-failed"), "the resolution ended: the test took too long"
+        assert dns_queries_waiting(pid) > 0
+        term_at = time.monotonic()
+        bridge.process.proc.send_signal(signal.SIGTERM)
+        wait_for("the bridge to exit on SIGTERM", lambda: bridge.process.proc.poll() is not None, timeout=responsive)
+        took = time.monotonic() - term_at
+        assert bridge.process.proc.returncode == 0, bridge.process.proc.returncode
+        ok(f"a DNS server that never answers: actiond's snapshot, its loss and its return are read while the "
+           f"resolver waits (60 s), and SIGTERM ends the bridge in {took:.2f} s")
+
+        # No DNS server at all (refused at once): the failure is logged with the name, and retried.
+        refused = os.path.join(work, "resolv-refused.conf")
+        with open(refused, "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        bridge = Bridge(bin_dir, work, "bridge-refused", args,
+                        prefix=isolated({plain_hosts: "/etc/hosts", refused: "/etc/resolv.conf"}, network=True)).start()
+        procs.append(bridge)
+        failed = wait_for("two failed resolutions", lambda: len(bridge.process.lines("mqtt-resolve-failed")) >= 2 and
+                          bridge.process.lines("mqtt-resolve-failed"))
+        assert f"cannot resolve the broker's host name {name}: Temporary failure in name resolution" in failed[0], failed
+        assert not bridge.process.lines("mqtt-connecting")
+        bridge.kill(signal.SIGTERM)
+        assert bridge.process.proc.returncode == 0
+        ok(f"an unresolvable name is logged ({failed[0].split(': ', 1)[1].split(' event=')[0]}) and retried with backoff")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+
+
 def doc_block(path, kind):
     """The fenced block after `<!-- example: KIND -->` in a doc."""
     lines = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", path)).read().splitlines()
@@ -489,7 +699,8 @@ def main():
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
     scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password), ("cleanup", cleanup),
-                 ("fleet", fleet)]
+                 ("fleet", fleet), ("network-cut", network_cut),
+                 ("name-resolution", name_resolution)]
     for name, scenario in scenarios:
         if args.only and name not in args.only:
             continue

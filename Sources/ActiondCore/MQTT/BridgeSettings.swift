@@ -21,8 +21,13 @@ public struct BridgeSettings: Hashable, Sendable {
   public var host = "localhost"
   /// nil: 1883, or 8883 with TLS.
   public var port: Int?
-  /// MQTT keepalive: the broker drops the bridge after 1.5 × this without a packet.
+  /// MQTT keepalive: the bridge pings the broker after this long without a packet from it
+  /// and drops the connection after as long again without the answer; the broker drops
+  /// the bridge (and publishes its Last Will) after 1.5 × this without a packet from it.
   public var keepaliveSeconds = 60
+  /// The keepalives libmosquitto accepts (it refuses 1 to 4 s; 0, none, would leave a
+  /// silently cut connection up forever).
+  public static let keepaliveRange: ClosedRange<Int64> = 5...3600
   /// nil: `actiond-mqtt-<node>`. Fixed, with a persistent session, so the broker keeps
   /// QoS 1 commands for the bridge across reconnects.
   public var clientID: String?
@@ -82,7 +87,7 @@ public struct BridgeSettings: Hashable, Sendable {
       let p = root / "broker"
       if let host = r.string(in: b, "host", p) { s.host = host }
       if let port = r.integer(in: b, "port", p, range: 1...65535) { s.port = Int(port) }
-      if let k = r.integer(in: b, "keepalive", p, range: 5...3600, unit: " s") { s.keepaliveSeconds = Int(k) }
+      if let k = r.integer(in: b, "keepalive", p, range: keepaliveRange, unit: " s") { s.keepaliveSeconds = Int(k) }
       if let id = r.string(in: b, "clientId", p) {
         if id.utf8.count > 23 {
           r.report(p / "clientId", "must be at most 23 bytes (MQTT 3.1.1)")
@@ -180,6 +185,7 @@ public struct BridgeOptions: Equatable, Sendable {
       --config FILE           configuration (default \(BridgeSettings.defaultConfigPath), if it exists)
       --host HOST             broker host (default localhost)
       --port PORT             broker port (default 1883, 8883 with TLS)
+      --keepalive SECONDS     MQTT keepalive, 5 to 3600 (default 60)
       --username NAME         broker user name
       --password-file FILE    the password's file (default: the credential mqtt-password)
       --ca-file FILE          enable TLS, trusting these certificate authorities
@@ -196,8 +202,8 @@ public struct BridgeOptions: Equatable, Sendable {
     """
 
   static let valueFlags = [
-    "host", "port", "username", "password-file", "ca-file", "cert-file", "key-file", "node-id", "device-id",
-    "discovery-prefix", "base-topic", "socket", "log-level",
+    "host", "port", "keepalive", "username", "password-file", "ca-file", "cert-file", "key-file", "node-id",
+    "device-id", "discovery-prefix", "base-topic", "socket", "log-level",
   ]
 
   public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> BridgeOptions {
@@ -239,6 +245,13 @@ public struct BridgeOptions: Equatable, Sendable {
           throw .init(message: "--port must be a number from 1 to 65535, got \(value)")
         }
         s.port = p
+      case "keepalive":
+        guard let k = Int64(value), BridgeSettings.keepaliveRange.contains(k) else {
+          throw .init(
+            message: "--keepalive must be a number of seconds from \(BridgeSettings.keepaliveRange.lowerBound) to "
+              + "\(BridgeSettings.keepaliveRange.upperBound), got \(value)")
+        }
+        s.keepaliveSeconds = Int(k)
       case "username": s.username = value
       case "password-file": s.passwordFile = try absolute()
       case "ca-file":

@@ -1,5 +1,5 @@
 // What `import Glibc` does not expose to Swift on Debian 12: epoll, timerfd, signalfd,
-// eventfd, struct ucred, accept4, the CMSG_* macros and posix_spawn's GNU file actions. Kept tiny on purpose: each
+// eventfd, struct ucred, accept4, the CMSG_* macros, posix_spawn's GNU file actions and getaddrinfo_a. Kept tiny on purpose: each
 // wrapper exists only because Swift cannot see the macro or declaration.
 #ifndef ACTIOND_SHIM_H
 #define ACTIOND_SHIM_H
@@ -96,5 +96,33 @@ int actiond_evdev_write_event(int fd, unsigned int type, unsigned int code, int 
 int actiond_evdev_upload_rumble(int fd, unsigned short strong, unsigned short weak, unsigned short length_ms);
 /// Removes effect `id` (EVIOCRMFF). 0, or -1 with errno set.
 int actiond_evdev_erase_effect(int fd, int id);
+
+// MARK: name resolution off the caller's thread
+
+/// A host name being resolved by glibc's getaddrinfo_a (its own threads), so that an event
+/// loop never waits for a DNS server. Opaque: the request must outlive glibc's use of it,
+/// which actiond_resolution_free arranges.
+typedef struct actiond_resolution actiond_resolution;
+
+/// What actiond_resolution_status returns while the answer is not in yet.
+extern const int actiond_EAI_INPROGRESS;
+
+/// Starts resolving `host` for a TCP connection (any address family, as libmosquitto asks);
+/// when the answer is in, glibc's notification thread adds 1 to the eventfd `notify_fd`.
+/// NULL when it cannot start, with the EAI_* code in *error (EAI_MEMORY, EAI_AGAIN, EAI_SYSTEM).
+actiond_resolution *actiond_resolve_start(const char *host, int notify_fd, int *error);
+
+/// actiond_EAI_INPROGRESS while resolving, 0 when the addresses are in, else the EAI_* code
+/// (gai_strerror(3) names it).
+int actiond_resolution_status(actiond_resolution *r);
+
+/// The `index`th address of a finished request as a numeric host string (getnameinfo
+/// NI_NUMERICHOST, with an IPv6 scope as `%if`): 0, or -1 past the last one or on error.
+int actiond_resolution_numeric_host(actiond_resolution *r, size_t index, char *out, size_t out_length);
+
+/// Frees the request. One still being resolved is cancelled, or, when glibc has already
+/// begun it, freed by its notification, which then leaves `notify_fd` alone (it may be
+/// closed by then).
+void actiond_resolution_free(actiond_resolution *r);
 
 #endif

@@ -90,12 +90,13 @@ private func problems(_ text: String) -> [String] {
     let o = try BridgeOptions.parse([
       "--config", "/etc/x.json5", "--host=broker", "--port", "1884", "--node-id", "n2", "--base-topic", "b/n2",
       "--ca-file", "/ca.pem", "--cert-file", "/c.pem", "--key-file", "/k.pem", "--log-level", "warning",
+      "--keepalive", "5",
     ])
     #expect(o.configPath == "/etc/x.json5" && o.mode == .run)
     let s = try o.apply(to: BridgeSettings())
     #expect(s.host == "broker" && s.port == 1884 && s.nodeID == "n2" && s.baseTopic == "b/n2")
     #expect(s.tls == BridgeSettings.TLS(caFile: "/ca.pem", certFile: "/c.pem", keyFile: "/k.pem"))
-    #expect(s.logLevel == .warning)
+    #expect(s.logLevel == .warning && s.keepaliveSeconds == 5)
     #expect(try BridgeOptions.parse(["--check-config"]).mode == .checkConfig)
   }
 
@@ -112,6 +113,11 @@ private func problems(_ text: String) -> [String] {
     #expect(message(["--host", "--port", "1883"]) == "option --host needs a value")
     #expect(message(["--check-config=yes"]) == "option --check-config takes no value (got '--check-config=yes')")
     #expect(message(["--port", "x"]) == "--port must be a number from 1 to 65535, got x")
+    // libmosquitto refuses a keepalive of 1 to 4 s; 0 (none) would never notice a silent cut.
+    #expect(message(["--keepalive", "4"]) == "--keepalive must be a number of seconds from 5 to 3600, got 4")
+    #expect(message(["--keepalive", "0"]) == "--keepalive must be a number of seconds from 5 to 3600, got 0")
+    #expect(message(["--keepalive", "3601"]) == "--keepalive must be a number of seconds from 5 to 3600, got 3601")
+    #expect(message(["--keepalive", "1.5"]) == "--keepalive must be a number of seconds from 5 to 3600, got 1.5")
     #expect(message(["--node-id", "a/b"]) == "--node-id must consist of letters, digits, _ and - only, got a/b")
     #expect(message(["--base-topic", "a/+/b"]) == "--base-topic must not contain the wildcards + or #")
     #expect(message(["--socket", "rel"]) == "--socket must be an absolute path, got rel")

@@ -103,6 +103,37 @@ import Testing
     for event in BridgeGesture.allCases { #expect(Self.doc.contains("`\(event.rawValue)`")) }
   }
 
+  /// The reliability figures the guide and the man page give are the code's: the broker
+  /// backoff, the keepalive's default and range. (What happens in a network cut is
+  /// test-mqtt's scenario network-cut; name resolution, its scenario name-resolution.)
+  @Test func reliabilityFiguresAreTheCodes() throws {
+    // Whitespace made single spaces: the sentences wrap anywhere.
+    func flat(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+    let doc = flat(Self.doc)
+    let man = flat(try String(contentsOfFile: Self.top + "/docs/man/actiond-mqtt.8.md", encoding: .utf8))
+    func says(
+      _ text: String, _ name: String, _ sentence: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
+      let found = text.contains(sentence)
+      #expect(found, "\(name) does not say: \(sentence)", sourceLocation: sourceLocation)
+    }
+    let backoff = Backoff()
+    func seconds(_ t: TimeSpan) -> String {
+      t.nanoseconds % 1_000_000_000 == 0
+        ? "\(t.nanoseconds / 1_000_000_000) s" : "\(Double(t.nanoseconds) / 1e9) s"
+    }
+    let doubling = "\(seconds(backoff.initial)) doubling to \(seconds(backoff.maximum))"
+    let guide = "docs/home-assistant.md"
+    let page = "docs/man/actiond-mqtt.8.md"
+    says(doc, guide, "(\(doubling), back to \(seconds(backoff.initial)) once connected)")
+    says(man, page, "backoff (\(doubling) for the broker")
+    let range = BridgeSettings.keepaliveRange
+    let keepalive = BridgeSettings().keepaliveSeconds
+    says(doc, guide, "`--keepalive`, \(range.lowerBound) to \(range.upperBound) s, default \(keepalive);")
+    says(doc, guide, "keepalive: \(keepalive), // seconds, \(range.lowerBound) to \(range.upperBound)")
+    says(man, page, "The MQTT keepalive, \(range.lowerBound) to \(range.upperBound) s. Default: \(keepalive).")
+  }
+
   /// actiond-mqtt(8) documents exactly the options the bridge's usage lists.
   @Test func manPageNamesEveryOption() throws {
     let man = try String(contentsOfFile: Self.top + "/docs/man/actiond-mqtt.8.md", encoding: .utf8)
