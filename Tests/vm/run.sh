@@ -50,10 +50,6 @@ bins=()
 for b in $executables; do
   if [[ -x $bin_dir/$b ]]; then bins+=(--bin "$bin_dir/$b"); else echo "run.sh: $b is not built; scenarios needing it will skip" >&2; fi
 done
-# Debian's MQTT broker and client, for the actiond-mqtt scenarios (they skip without them).
-for b in /usr/sbin/mosquitto /usr/bin/mosquitto_sub /usr/bin/mosquitto_pub; do
-  [[ -x $b ]] && bins+=(--bin "$b")
-done
 [[ -x $bin_dir/actiond-testdev ]] || { echo "run.sh: actiond-testdev is not built (swift build --product actiond-testdev)" >&2; exit 1; }
 
 "$here/fetch.sh" "$cache"
