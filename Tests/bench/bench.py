@@ -588,6 +588,10 @@ def mqtt_series(series, extra, mq):
             if p[:1] == ["long_press"] and len(p) >= 3]
     series["mqttHeld"] = by_deadline(held, "07-mqtt socket held")
     series["mqttLongPress"] = by_deadline(mqtt, "07-mqtt MQTT long_press")
+    # What the bridge and the broker add, hold by hold (negative: the MQTT subscriber first;
+    # one vCPU runs them all, in whatever order the scheduler picks).
+    socket_at, mqtt_at = dict(held), dict(mqtt)
+    series["mqttGap"] = [mqtt_at[d] - socket_at[d] for d in deadlines if d in socket_at and d in mqtt_at]
     if problems:
         sys.exit("bench: 07-mqtt: impossible sample(s):\n  " + "\n  ".join(problems[:20]))
     mem = mq.get("bridge-mem.log", [])
@@ -606,7 +610,7 @@ def mqtt_only(args):
         sys.exit(f"bench: 07-mqtt left no samples in {args.serial}")
     vmr = {"series": {k: summary(v) for k, v in series.items()}, **extra}
     print("\n".join(["| figure | actiond | compared with | target | verdict |", "|---|---:|---|---|---|",
-                     *mqtt_rows(vmr), "", *table(["mqttHeld", "mqttLongPress"], vmr["series"]), "",
+                     *mqtt_rows(vmr), "", *table(["mqttHeld", "mqttLongPress", "mqttGap"], vmr["series"]), "",
                      "| process | when | VmRSS | RssAnon |", "|---|---|---:|---:|",
                      *[f"| actiond-mqtt | {when} | {m['vmRSSkB']} | {m['rssAnonkB']} |"
                        for when, m in extra.get("bridgeMemory", {}).items()],
@@ -748,7 +752,9 @@ def vm(args):
         extra["pythonMemory"] = memory(need(py, "mem.log"))
 
     result = {"holdMs": args.hold_ms, "series": {k: summary(v) for k, v in series.items()},
-              "early": {k: sum(1 for x in v if x < 0) for k, v in series.items()}, "pairing": MISSED, **extra}
+              # A difference of two receipts is negative whenever the order flips: not lateness.
+              "early": {k: sum(1 for x in v if x < 0) for k, v in series.items() if k != "mqttGap"}, "pairing": MISSED,
+              **extra}
     if args.vm_info:
         with open(args.vm_info) as f:
             result["vm"] = json.load(f)
@@ -788,6 +794,8 @@ SERIES = {
     "mqttLongPress": ("key-down → MQTT subscriber (`long_press`)",
                       "07-mqtt: hold deadline (kernel key-down + threshold) → a libmosquitto subscriber's receipt "
                       "through actiond-mqtt and mosquitto on the guest's loopback (no network)"),
+    "mqttGap": ("… MQTT receipt − socket receipt, hold by hold",
+                "07-mqtt: what the bridge and the broker add to the same `held` (negative: the MQTT subscriber first)"),
     "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
     "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
     "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
@@ -1175,12 +1183,13 @@ def mqtt_rows(vmr):
     """07-mqtt's summary rows: the MQTT subscriber's `long_press` next to the socket
     subscriber's `held` of the same holds; the idle bridge's wake-ups and memory."""
     series = vmr["series"]
-    mq, so = series.get("mqttLongPress", {}), series.get("mqttHeld", {})
+    mq, so, gap = series.get("mqttLongPress", {}), series.get("mqttHeld", {}), series.get("mqttGap", {})
     if not mq.get("n"):
         return []
     rows = [f"| key-down → MQTT subscriber (`long_press`, actiond-mqtt + mosquitto on the guest's loopback), "
             f"p50 (p99) | {ms(mq['p50'])} ms ({ms(mq['p99'])}) | `held` → socket subscriber of the same "
-            f"{so.get('n')} holds {ms(so.get('p50'))} ms ({ms(so.get('p99'))}) | (no target) | – |"]
+            f"{so.get('n')} holds {ms(so.get('p50'))} ms ({ms(so.get('p99'))}); MQTT − socket hold by hold "
+            f"{ms(gap.get('p50'))} ms ({ms(gap.get('p99'))}) | (no target) | – |"]
     idle = vmr.get("bridgeIdle")
     if idle:
         # The default keepalive (60 s): a housekeeping timer every 20 s, a PINGREQ's answer per
@@ -1434,7 +1443,7 @@ def report(args):
             "### Announcements",
             "",
             *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "mqttHeld",
-                    "mqttLongPress", "timerfd", "reactorTimer"],
+                    "mqttLongPress", "mqttGap", "timerfd", "reactorTimer"],
                    series),
             "",
             "### Event → command start",
@@ -1572,6 +1581,14 @@ METHOD = [
     "on the button with the doublePress counts as not slower when its gap to the hold-only button is within "
     f"max({GESTURE_P50_MARGIN / 1e6:g} ms, noise) at p50 and max({GESTURE_P99_MARGIN / 1e6:g} ms, noise) at p99, "
     "the noise being how far the hold-only button's own odd and even blocks lie apart.",
+    "- MQTT (Tests/vm/bench/07-mqtt.sh, issue 19): a daemon of its own (a store toggle, nothing spawned), "
+    "actiond-mqtt and Debian's mosquitto on the guest's loopback, a libmosquitto subscriber "
+    "(Tests/bench/benchmqtt.c, receipt stamped in its message callback) on the button's event topic and "
+    "`benchtool subscribe` on actiond's socket, `BENCH_N` holds: both subscribers' figures from the same "
+    "deadlines, each sample paired exactly by the deadline it carries (`held`'s time, `long_press`'s "
+    "time_us). All on one vCPU: the bridge, the broker and the MQTT subscriber run when actiond and the "
+    "socket subscriber do not, so the socket figure there is not 02-actiond's. Before the holds, the idle "
+    "bridge's context switches over the idle window (default keepalive, 60 s) and its memory.",
     "- The loaded boot skips the abuse phase and the gestures and shortens the idle window and the blast: "
     "none of them feeds its section.",
     "",
