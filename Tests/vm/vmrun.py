@@ -210,14 +210,14 @@ def boot(args):
     guest = Guest(ctl_path)
     state = {}
     nic = ["-nic", "none"]
-    if args.net:
-        state["net"] = HostNet(args.workdir)
-        state["net"].start()
-        nic = state["net"].qemu_args()
     try:
+        if args.net:
+            state["net"] = HostNet(args.workdir)
+            state["net"].start()
+            nic = state["net"].qemu_args()
         return run_qemu(args, guest, state, nic, serial_log, ctl_path, qmp_path)
     finally:
-        if args.net:
+        if "net" in state:
             state["net"].stop()
 
 
