@@ -534,6 +534,71 @@ def gesture_series(series, extra, scenario, hold_ns, window_ns=300_000_000):
                          "memory": memory(scenario.get("gestures-mem.log", []))}
 
 
+def mqtt_series(series, extra, mq):
+    """07-mqtt (issue 19), if it ran: the same holds' deadlines (the socket subscriber's
+    `pressed` events: the kernel's key-down + the threshold) → the socket subscriber's `held`
+    (mqttHeld) and → the MQTT subscriber's `long_press` (mqttLongPress), each paired exactly by
+    its deadline: `held`'s time is the deadline, and so is `long_press`'s time_us. A time that
+    is no deadline of these holds, or a second `long_press` for one, fails the run; a hold
+    without one is counted as missed. Plus the idle bridge's context switches and memory."""
+    if "mqtt-events.log" not in mq or "mq-events.log" not in mq:
+        return
+    events = [line.split() for line in mq["mq-events.log"]]
+    pressed = [(int(e[1]) * 1000, int(e[2]) * 1000) for e in events if e[0] == "pressed" and len(e) >= 4]
+    deadlines = [d for _, d in pressed]
+    downs = values(mq.get("mq-down.log", []), "down")
+    if downs and downs != [t for t, _ in pressed]:
+        sys.exit(f"bench: 07-mqtt: the socket subscriber's `pressed` times are not the kernel's {len(downs)} key-downs")
+    problems = []
+
+    wanted = set(deadlines)
+
+    def by_deadline(stamps, what):
+        got = {}
+        for t, recv in stamps:
+            if t not in wanted:
+                problems.append(f"{what}: {t} ns is the deadline of no hold")
+            elif t in got:
+                problems.append(f"{what}: a second one for the deadline {t} ns")
+            else:
+                got[t] = recv
+        MISSED[what] = {"starts": len(deadlines), "ends": len(got), "missed": len(deadlines) - len(got)}
+        return [got[d] - d for d in deadlines if d in got]
+
+    held = [(int(e[1]) * 1000, int(e[3])) for e in events if e[0] == "held" and len(e) >= 4]
+    mqtt = [(int(p[1]) * 1000, int(p[2])) for p in (line.split() for line in mq["mqtt-events.log"])
+            if p[:1] == ["long_press"] and len(p) >= 3]
+    series["mqttHeld"] = by_deadline(held, "07-mqtt socket held")
+    series["mqttLongPress"] = by_deadline(mqtt, "07-mqtt MQTT long_press")
+    # What the bridge and the broker add, hold by hold (negative: the MQTT subscriber first;
+    # one vCPU runs them all, in whatever order the scheduler picks).
+    socket_at, mqtt_at = dict(held), dict(mqtt)
+    series["mqttGap"] = [mqtt_at[d] - socket_at[d] for d in deadlines if d in socket_at and d in mqtt_at]
+    if problems:
+        sys.exit("bench: 07-mqtt: impossible sample(s):\n  " + "\n  ".join(problems[:20]))
+    mem = mq.get("bridge-mem.log", [])
+    extra["bridgeMemory"] = memory(mem)
+    for p in (line.split() for line in mem):
+        if p[:1] == ["idle"] and len(p) >= 3:
+            extra["bridgeIdle"] = {"seconds": int(p[1]), "switches": int(p[2])}
+
+
+def mqtt_only(args):
+    """07-mqtt's rows alone, from a boot of that scenario only (Tests/bench/vm.sh with
+    BENCH_ONLY=07-mqtt): the summary rows and the table rows `report` would write."""
+    series, extra = {}, {}
+    mqtt_series(series, extra, serial_files(args.serial).get("07-mqtt", {}))
+    if not series:
+        sys.exit(f"bench: 07-mqtt left no samples in {args.serial}")
+    vmr = {"series": {k: summary(v) for k, v in series.items()}, **extra}
+    print("\n".join(["| figure | actiond | compared with | target | verdict |", "|---|---:|---|---|---|",
+                     *mqtt_rows(vmr), "", *table(["mqttHeld", "mqttLongPress", "mqttGap"], vmr["series"]), "",
+                     "| process | when | VmRSS | RssAnon |", "|---|---|---:|---:|",
+                     *[f"| actiond-mqtt | {when} | {m['vmRSSkB']} | {m['rssAnonkB']} |"
+                       for when, m in extra.get("bridgeMemory", {}).items()],
+                     "", f"pairing: {json.dumps({k: v for k, v in MISSED.items() if k.startswith('07-mqtt')})}"]))
+
+
 def memory(lines):
     return {p[1]: {"vmRSSkB": int(p[2]), "rssAnonkB": int(p[3])} for p in (l.split() for l in lines) if p[:1] == ["mem"]}
 
@@ -589,6 +654,7 @@ def vm(args):
         series["fbHeld"] = [recv - t for t, recv in fb_held]
         series["actiondTick"] = paired([t for t, _ in fb_held], [v * 1000 for v in values(fb["ticks.log"], "tick")],
                                        "actiond tick", early=0)
+    mqtt_series(series, extra, files.get("07-mqtt", {}))
     records = need(act, "actiond-rec.log")
     # The blast comes after every hold series: a blast press that a guest stall stretched past
     # the threshold (its key-up written late) is a real hold and runs the command too. Such
@@ -668,7 +734,9 @@ def vm(args):
         extra["pythonMemory"] = memory(need(py, "mem.log"))
 
     result = {"holdMs": args.hold_ms, "series": {k: summary(v) for k, v in series.items()},
-              "early": {k: sum(1 for x in v if x < 0) for k, v in series.items()}, "pairing": MISSED, **extra}
+              # A difference of two receipts is negative whenever the order flips: not lateness.
+              "early": {k: sum(1 for x in v if x < 0) for k, v in series.items() if k != "mqttGap"}, "pairing": MISSED,
+              **extra}
     if args.vm_info:
         with open(args.vm_info) as f:
             result["vm"] = json.load(f)
@@ -703,6 +771,13 @@ SERIES = {
                "06-feedback: as `held` above, on a button whose sysfs LED ticks on `held`"),
     "actiondTick": ("actiond threshold tick (feedback LED)",
                     "06-feedback: hold deadline → the kernel's delivery of the sysfs LED's change to its device"),
+    "mqttHeld": ("actiond `held` → socket subscriber, next to MQTT",
+                 "07-mqtt: hold deadline → `benchtool subscribe`'s read(), the holds of the row below"),
+    "mqttLongPress": ("key-down → MQTT subscriber (`long_press`)",
+                      "07-mqtt: hold deadline (kernel key-down + threshold) → a libmosquitto subscriber's receipt "
+                      "through actiond-mqtt and mosquitto on the guest's loopback (no network)"),
+    "mqttGap": ("… MQTT receipt − socket receipt, hold by hold",
+                "07-mqtt: what the bridge and the broker add to the same `held` (negative: the MQTT subscriber first)"),
     "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
     "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
     "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
@@ -1086,6 +1161,33 @@ def gesture_section(vmr):
     return out
 
 
+def mqtt_rows(vmr):
+    """07-mqtt's summary rows: the MQTT subscriber's `long_press` next to the socket
+    subscriber's `held` of the same holds; the idle bridge's wake-ups and memory."""
+    series = vmr["series"]
+    mq, so, gap = series.get("mqttLongPress", {}), series.get("mqttHeld", {}), series.get("mqttGap", {})
+    if not mq.get("n"):
+        return []
+    rows = [f"| key-down → MQTT subscriber (`long_press`, actiond-mqtt + mosquitto on the guest's loopback), "
+            f"p50 (p99) | {ms(mq['p50'])} ms ({ms(mq['p99'])}) | `held` → socket subscriber of the same "
+            f"{so.get('n')} holds {ms(so.get('p50'))} ms ({ms(so.get('p99'))}); MQTT − socket hold by hold "
+            f"{ms(gap.get('p50'))} ms ({ms(gap.get('p99'))}) | (no target) | – |"]
+    idle = vmr.get("bridgeIdle")
+    if idle:
+        # The default keepalive (60 s): a housekeeping timer every 20 s, a PINGREQ's answer per
+        # minute; one more of each for where the window falls.
+        most = idle["seconds"] // 20 + idle["seconds"] // 60 + 2
+        woke = idle["switches"]
+        rows.append(f"| wakeups of the idle actiond-mqtt over {idle['seconds']} s | {woke} | keepalive "
+                    f"60 s: a timer every 20 s and the ping's answer, at most {most} | only the keepalive | "
+                    f"{verdict(woke <= most, f'{woke} wakeups')} |")
+    start = vmr.get("bridgeMemory", {}).get("start")
+    if start:
+        rows.append(f"| actiond-mqtt RssAnon / VmRSS after start | {kib(start['rssAnonkB'])} / {kib(start['vmRSSkB'])} "
+                    "| (libmosquitto, OpenSSL) | (no target) | – |")
+    return rows
+
+
 def abuse_rows(vmr, host):
     """`held` and command start with and without abusive clients (same boot), and the host's
     well-behaved client under abuse."""
@@ -1279,6 +1381,7 @@ def report(args):
                         f"{vmr['series']['actiondCommand']['n']} holds"
                         + (f" and {abused} under abusive clients" if abused else "") + " | "
                         f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
+        rows += mqtt_rows(vmr)
         rows += abuse_rows(vmr, host)
         rows += gesture_rows(vmr)
         lines += rows
@@ -1321,8 +1424,8 @@ def report(args):
             "",
             "### Announcements",
             "",
-            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "timerfd",
-                    "reactorTimer"],
+            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "mqttHeld",
+                    "mqttLongPress", "mqttGap", "timerfd", "reactorTimer"],
                    series),
             "",
             "### Event → command start",
@@ -1345,7 +1448,8 @@ def report(args):
                 os.path.join(args.plots, "vm-commands.png")):
             lines += [f"![command start latency]({rel}/vm-commands.png)", ""]
         lines += ["### Memory (kB)", "", "| process | when | VmRSS | RssAnon |", "|---|---|---:|---:|"]
-        for name, key in (("actiond", "actiondMemory"), ("python-evdev script", "pythonMemory"), ("thd", "thdMemory")):
+        for name, key in (("actiond", "actiondMemory"), ("actiond-mqtt (07-mqtt)", "bridgeMemory"),
+                          ("python-evdev script", "pythonMemory"), ("thd", "thdMemory")):
             for when, mm in vmr.get(key, {}).items():
                 lines.append(f"| {name} | {when} | {mm['vmRSSkB']} | {mm['rssAnonkB']} |")
         b = vmr.get("blast")
@@ -1459,6 +1563,14 @@ METHOD = [
     "on the button with the doublePress counts as not slower when its gap to the hold-only button is within "
     f"max({GESTURE_P50_MARGIN / 1e6:g} ms, noise) at p50 and max({GESTURE_P99_MARGIN / 1e6:g} ms, noise) at p99, "
     "the noise being how far the hold-only button's own odd and even blocks lie apart.",
+    "- MQTT (Tests/vm/bench/07-mqtt.sh, issue 19): a daemon of its own (a store toggle, nothing spawned), "
+    "actiond-mqtt and Debian's mosquitto on the guest's loopback, a libmosquitto subscriber "
+    "(Tests/bench/benchmqtt.c, receipt stamped in its message callback) on the button's event topic and "
+    "`benchtool subscribe` on actiond's socket, `BENCH_N` holds: both subscribers' figures from the same "
+    "deadlines, each sample paired exactly by the deadline it carries (`held`'s time, `long_press`'s "
+    "time_us). All on one vCPU: the bridge, the broker and the MQTT subscriber run when actiond and the "
+    "socket subscriber do not, so the socket figure there is not 02-actiond's. Before the holds, the idle "
+    "bridge's context switches over the idle window (default keepalive, 60 s) and its memory.",
     "- The loaded boot skips the abuse phase and the gestures and shortens the idle window and the blast: "
     "none of them feeds its section.",
     "",
@@ -1486,6 +1598,8 @@ def main():
     v.add_argument("--vm-info")
     v.add_argument("--load", help="what kept the host busy during this boot (the loaded boot)")
     v.add_argument("--host-load", type=float, help="the host's 1-minute load average at the end of the boot")
+    q = sub.add_parser("mqtt", help="07-mqtt's rows alone, from a boot with BENCH_ONLY=07-mqtt")
+    q.add_argument("--serial", required=True)
     r = sub.add_parser("report")
     r.add_argument("--host", required=True)
     r.add_argument("--vm", required=True)
@@ -1493,7 +1607,7 @@ def main():
     r.add_argument("--doc", required=True)
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
-    {"host": host, "abuse": abuse, "vm": vm, "report": report}[args.command](args)
+    {"host": host, "abuse": abuse, "vm": vm, "mqtt": mqtt_only, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,12 @@ release=(-c release --static-swift-stdlib -Xlinker "-L$repo/mk/static-libstdc++"
 swift build "${release[@]}" --product actiond
 swift build "${release[@]}" --product actionctl
 swift build "${release[@]}" --product actiond-testdev
+swift build "${release[@]}" --product actiond-mqtt
 swift build -c release --product actiond-bench
 bin=$(swift build "${release[@]}" --show-bin-path)
 cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
+# The MQTT subscriber of 07-mqtt: libmosquitto is shared only (libmosquitto-dev, mk/mqtt.mk).
+cc -O2 -Wall -Wextra -Werror -o "$out/benchmqtt" "$here/benchmqtt.c" $(pkg-config --cflags --libs libmosquitto)
 
 python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
   --out "$out/host.json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Boots the VM tier's kernel once with the bench scenarios (Tests/vm/bench/NN-*.sh) and the
-# release binaries, triggerhappy unpacked from Debian's package, and the host's /usr shared
+# release binaries (actiond-mqtt too, with Debian's mosquitto and benchmqtt from BENCHTOOL's
+# directory, for 07-mqtt), triggerhappy unpacked from Debian's package, and the host's /usr shared
 # read-only over 9p (python3 + python3-evdev for the python peer). The samples come back in
 # the serial log (OUT/serial.log) as the scenarios' *.log files. Settings from the environment:
 # BENCH_N, BENCH_HOLD_MS, BENCH_IDLE_S, BENCH_BLAST, BENCH_ABUSE_N, BENCH_ABUSE_CLIENTS,
@@ -41,6 +42,11 @@ done
 # experiment scenario chosen with BENCH_ONLY, a glob of scenario names).
 extra_bins=()
 for b in ${BENCH_EXTRA_BINS:-}; do extra_bins+=(--bin "$b"); done
+# 07-mqtt: the bridge, Debian's broker and the MQTT subscriber built next to benchtool (with
+# their shared libraries: libmosquitto, OpenSSL); the scenario skips without them.
+for b in "$bin/actiond-mqtt" /usr/sbin/mosquitto "$(dirname "$tool")/benchmqtt"; do
+  if [[ -x $b ]]; then extra_bins+=(--bin "$b"); else echo "vm.sh: no $b: 07-mqtt will skip" >&2; fi
+done
 rules=()
 for r in "$repo"/udev-rules/*.rules; do rules+=(--rules "$r"); done
 "$vmdir/mkinitramfs.sh" --cache "$cache" --out "$out/base.cpio" --bin "$bin/actiond" --bin "$bin/actionctl" \

@@ -399,6 +399,74 @@ host() {
   fail "host control channel closed during: $*"
 }
 
+# --- the network (a scenario whose header says `# needs: net`) ------------------------------
+#
+# run.sh gives such a scenario's batch a virtio-net NIC on qemu's user-mode network with
+# restrict=on: the guest reaches only NET_BROKER:NET_BROKER_PORT, which vmrun.py forwards to
+# Debian's mosquitto on the host's loopback (a random port, running for the boot). The guest's
+# address is static (no DHCP client in the image).
+
+NET_BROKER=10.0.2.100
+NET_BROKER_PORT=1883
+NET_ADDRESS=10.0.2.15/24
+
+# need_net: loads the NIC's driver and brings its interface up as NET_ADDRESS (once per boot);
+# skips when this VM has no NIC (the host has no mosquitto); fails without the header.
+need_net() {
+  grep -qE '^# needs:(.* )? ?net( |$)' "/vm/scenarios/$SCENARIO.sh" || fail "need_net without a '# needs: net' header"
+  { modprobe virtio_pci && modprobe virtio_net; } 2>/dev/null ||
+    skip "no NIC driver in this image: the runner gave this batch no network (see its output)"
+  udevadm settle --timeout=10 || true
+  _deadline=$(($(now_ms) + WAIT_MS))
+  NET_IF=
+  while [ -z "$NET_IF" ]; do
+    for _n in /sys/class/net/*; do
+      [ "${_n##*/}" = lo ] || NET_IF=${_n##*/}
+    done
+    [ -n "$NET_IF" ] && break
+    [ "$(now_ms)" -lt "$_deadline" ] || skip "no network interface (the VM has no NIC: $(ls /sys/class/net))"
+    usleep 50000
+  done
+  ip link set lo up
+  ip addr show dev "$NET_IF" | grep -q "inet ${NET_ADDRESS%/*}/" || ip addr add "$NET_ADDRESS" dev "$NET_IF" ||
+    fail "cannot give $NET_IF the address $NET_ADDRESS"
+  ip link set "$NET_IF" up || fail "cannot bring $NET_IF up"
+  until grep -qx up "/sys/class/net/$NET_IF/operstate"; do
+    [ "$(now_ms)" -lt "$_deadline" ] || fail "$NET_IF has no link ($(cat "/sys/class/net/$NET_IF/operstate"))"
+    usleep 20000
+  done
+  step "network: $NET_IF $NET_ADDRESS, the host's broker at $NET_BROKER:$NET_BROKER_PORT"
+}
+
+# host_mqtt_sub ID TOPIC...: an MQTT subscriber on the host (mosquitto_sub on the host's
+# broker, QoS 1), subscribed when this returns; it prints each message as one line
+# "RETAIN TOPIC PAYLOAD" (RETAIN 1 for a retained message delivered on subscribing).
+host_mqtt_sub() {
+  host mqtt-sub "$@" >/dev/null
+}
+
+# host_mqtt_fetch ID FILE: FILE gets what the host subscriber ID has received so far.
+host_mqtt_fetch() {
+  host mqtt-log "$1" >"$2.b64"
+  base64 -d "$2.b64" >"$2" || fail "undecodable reply from the host's subscriber $1: $(head -c 200 "$2.b64")"
+  rm -f "$2.b64"
+}
+
+# host_mqtt_wait ID FILE PATTERN TIMEOUT_MS [WHAT]: fetches subscriber ID's messages into FILE
+# until a line matches the extended regular expression PATTERN; fails after TIMEOUT_MS,
+# saying WHAT did not arrive (default: the pattern).
+host_mqtt_wait() {
+  _deadline=$(($(now_ms) + $4))
+  while host_mqtt_fetch "$1" "$2" && ! grep -qE -- "$3" "$2"; do
+    if [ "$(now_ms)" -ge "$_deadline" ]; then
+      echo "--- $2 (the host's subscriber $1; waited $4 ms for /$3/):"
+      cat "$2"
+      fail "${5:-no message matching /$3/} at the host's MQTT subscriber $1 within $4 ms"
+    fi
+    usleep 100000
+  done
+}
+
 # --- the daemon ----------------------------------------------------------------------------
 #
 # Contract with actiond/actionctl (Sources/actiond, Sources/actionctl):

@@ -2,19 +2,23 @@
 # Builds the initramfs the VM tier boots: busybox-static, the kernel modules the scenarios need
 # (with their dependencies), Debian's udev unpacked, the given binaries with every library
 # `ldd` resolves for them (the Swift runtime included), udev rules, the guest /init, lib.sh and
-# the scenarios of one batch.
+# the scenarios of one batch. --module adds a kernel module (with its dependencies) to the
+# fixed set, for a batch that needs it (virtio_net: the NIC of a `# needs: net` batch); the
+# scenario that needs it loads it.
 #
-# Usage: mkinitramfs.sh --cache DIR --out FILE [--bin FILE]... [--rules FILE]... [--scenario FILE]...
+# Usage: mkinitramfs.sh --cache DIR --out FILE [--bin FILE]... [--rules FILE]... [--module NAME]...
+#                       [--scenario FILE]...
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-cache="" out="" bins=() rules=() scenarios=()
+cache="" out="" bins=() rules=() scenarios=() extra_modules=()
 while (($#)); do
   case $1 in
     --cache) cache=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --bin) bins+=("$2"); shift 2 ;;
     --rules) rules+=("$2"); shift 2 ;;
+    --module) extra_modules+=("$2"); shift 2 ;;
     --scenario) scenarios+=("$2"); shift 2 ;;
     *) echo "mkinitramfs.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -86,7 +90,7 @@ for bin in "${bins[@]}"; do
 done
 
 # --- kernel modules --------------------------------------------------------------------------
-modules=(evdev uinput xhci_pci usbhid hid_generic)
+modules=(evdev uinput xhci_pci usbhid hid_generic "${extra_modules[@]}")
 mdir="lib/modules/$kver"
 mkdir -p "$root/$mdir"
 for m in "${modules[@]}"; do
