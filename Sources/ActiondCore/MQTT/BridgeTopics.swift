@@ -32,8 +32,7 @@ public struct MQTTMessage: Hashable, Sendable, CustomStringConvertible {
 /// | --- | --- | --- |
 /// | `bridge` | `online` / `offline` (the bridge's Last Will) | yes |
 /// | `daemon` | `online` / `offline`: actiond reachable | yes |
-/// | `button/<b>/action` | `short_press`, `long_press`, … (device triggers) | no |
-/// | `button/<b>/event` | `{"event_type":…,"timestamp":…}` (the event entity) | no |
+/// | `button/<b>/event` | `{"event_type":…,"timestamp":…}` (the event entity and the device triggers) | no |
 /// | `button/<b>/assignment` | the hold's control (the select's option) | yes |
 /// | `button/<b>/assignment/set` | command: an option | (from HA) |
 /// | `control/<c>/state` | `ON` / `OFF` / `None` (toggles) | yes |
@@ -63,7 +62,6 @@ public struct BridgeTopics: Hashable, Sendable {
   public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
   public var bridgeAvailability: String { "\(base)/bridge" }
   public var daemonAvailability: String { "\(base)/daemon" }
-  public func buttonAction(_ id: String) -> String { "\(base)/button/\(id)/action" }
   public func buttonEvent(_ id: String) -> String { "\(base)/button/\(id)/event" }
   public func assignment(_ id: String) -> String { "\(base)/button/\(id)/assignment" }
   public func assignmentCommand(_ id: String) -> String { "\(base)/button/\(id)/assignment/set" }
