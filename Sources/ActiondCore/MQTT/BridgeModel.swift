@@ -446,7 +446,7 @@ public struct BridgeModel: Sendable {
   /// What one received message means. Commands are strict: `ON`/`OFF` for a toggle,
   /// `PRESS` for a button, an exact option for a select; anything else is `malformed`.
   public mutating func command(topic: String, payload: [UInt8]) -> BridgeCommandDecision {
-    if topic == topics.homeAssistantStatus {
+    if topics.isHomeAssistantStatus(topic) {
       return payload == Array(Self.online.utf8) ? .republishAll : .ignored
     }
     guard let target = topics.commandTarget(of: topic) else { return .malformed("not a command topic of this node") }

@@ -347,6 +347,28 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(m.value.command(topic: "homeassistant/status", payload: bytes("offline")) == .ignored)
   }
 
+  /// Home Assistant's birth message is on `homeassistant/status` whatever its discovery
+  /// prefix (mqtt/const.py:284-285, 365-370 of 2026.11.0: a constant, set apart from the
+  /// prefix in its MQTT options): with another prefix the bridge hears it there, and on
+  /// `<prefix>/status` too, where a user may have moved it along.
+  @Test func homeAssistantsBirthIsHeardWhateverThePrefix() {
+    let t = BridgeTopics(discoveryPrefix: "ha", nodeID: "pi", base: "actiond/pi")
+    #expect(
+      t.subscriptions == [
+        "actiond/pi/control/+/set", "actiond/pi/button/+/assignment/set", "homeassistant/status", "ha/status",
+        "ha/device/pi/config",
+      ])
+    var m = BridgeModel(topics: t, identity: identity)
+    m.load(buttons: [button("action", hold: timer)], controls: [timer])
+    #expect(m.command(topic: "homeassistant/status", payload: bytes("online")) == .republishAll)
+    #expect(m.command(topic: "ha/status", payload: bytes("online")) == .republishAll)
+    #expect(m.command(topic: "homeassistant/status", payload: bytes("offline")) == .ignored)
+    #expect(t.isHomeAssistantStatus("homeassistant/status") && t.isHomeAssistantStatus("ha/status"))
+    #expect(!t.isHomeAssistantStatus("actiond/pi/control/x/set"))
+    // With the default prefix, one topic.
+    #expect(topics.subscriptions.filter { $0.hasSuffix("/status") } == ["homeassistant/status"])
+  }
+
   @Test func everyMalformedCommandIsMalformed() {
     let m = Ref(readyModel())
     let cases: [(String, [UInt8], String)] = [
