@@ -21,7 +21,8 @@ How HA reads the payload (discovery.py:596-706, 2026.11.0):
 4. each component is then one discovery message of its platform (discovery.py:652-697),
    with the payload's device and origin added: a component with only its platform is
    empty once the platform is taken out, which removes that component (discovery.py:665-669,
-   entity.py:1343-1351); components simply left out are not removed;
+   entity.py:1343-1351); components simply left out are not removed; a component's `~`
+   is the base of its topics (discovery.py:735-736), a `~` at the root is an unknown key;
 5. each component goes through its platform's DISCOVERY_SCHEMA (entity.py:348-389): an
    invalid one is dropped alone (logged, a repair issue); keys the schema does not know are
    silently removed (extra=REMOVE_EXTRA), so a misspelled key is a problem here.
@@ -208,6 +209,34 @@ def expand(mapping, abbreviations):
     return out
 
 
+def replace_topic_base(c):
+    """discovery.py:266-286, applied to each component (735-736): a leading or trailing `~`
+    of a `*topic` value, and of an availability topic, is the component's `~`."""
+    c = dict(c)
+    base = c.pop("~")
+    for key, value in list(c.items()):
+        if isinstance(value, str) and value and key.endswith("topic"):
+            if value[0] == "~":
+                value = f"{base}{value[1:]}"
+            if value[-1] == "~":
+                value = f"{value[:-1]}{base}"
+            c[key] = value
+    if c.get("availability"):
+        items = c["availability"] if isinstance(c["availability"], list) else [c["availability"]]
+        fixed = []
+        for a in items:
+            if isinstance(a, dict):
+                a = expand(a, ABBREVIATIONS)
+                if isinstance(a.get("topic"), str) and a["topic"]:
+                    t = a["topic"]
+                    t = f"{base}{t[1:]}" if t[0] == "~" else t
+                    t = f"{t[:-1]}{base}" if t[-1] == "~" else t
+                    a["topic"] = t
+            fixed.append(a)
+        c["availability"] = fixed
+    return c
+
+
 def value_problem(kind, v):
     if kind == ANY:
         return None
@@ -348,6 +377,8 @@ def ha_problems(topic, payload, prefix="homeassistant"):
             continue
         if not c:
             continue  # only the platform: removes the component (discovery.py:665-669)
+        if "~" in c:
+            c = replace_topic_base(c)
         if platform not in NOT_ENTITIES and "unique_id" not in c:
             problems.append(f"{where} ({platform}): unique_id is required: Home Assistant rejects the whole payload "
                             "(schemas.py:237-242)")

@@ -99,6 +99,8 @@ REJECTED = [
     ("a qos of 3", setter([C, SWITCH, "qos"], 3), "qos"),
     ("retain that is no boolean", setter([C, SWITCH, "retain"], "sometimes"), "boolean"),
     ("a control character in a topic", setter([C, SWITCH, "state_topic"], "a\u0007b"), "control character"),
+    ("a topic base that leaves a wildcard", lambda d: d[C][SWITCH].update({"~": "actiond/+", "command_topic": "~/set"}),
+     "wildcard"),
     ("a button without command_topic",
      lambda d: d[C].__setitem__("b", {"p": "button", "unique_id": "b"}), "command_topic is required"),
 ]
@@ -118,6 +120,9 @@ ACCEPTED = [
     ("a qos given as a string", setter([C, SWITCH, "qos"], "1")),
     ("an upper-case device class", setter([C, "action_event", "device_class"], "Button")),
     ("a trigger type the frontend does not translate", setter([C, "action_long_press", "type"], "button_long_hold")),
+    ("a component's topic base", lambda d: d[C][SWITCH].update({
+        "~": "actiond/pi/control/org_actiond_work-timer", "command_topic": "~/set", "state_topic": "~/state",
+        "availability": [{"topic": "actiond/pi/bridge"}, {"topic": "actiond/pi/daemon"}, {"t": "~/availability"}]})),
 ]
 
 
