@@ -4,15 +4,19 @@
 # for SSL_pending: TLS bytes OpenSSL buffered where epoll cannot see them). The
 # test-mqtt tier runs Debian's mosquitto broker on loopback (a random free port, a
 # generated configuration, no system service), a real actiond and the bridge, and checks
-# what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/). Its name-resolution
-# scenario runs the bridge under util-linux's unshare (a mount and a network namespace of
-# its own, resolv.conf and hosts bind-mounted over; not as root, in a user namespace too).
+# what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/). The discovery checker
+# (Tests/mqtt/homeassistant.py, written from Home Assistant's source) is tested first on
+# payloads HA takes and payloads it rejects (Tests/mqtt/test_homeassistant.py). Its
+# name-resolution scenario runs the bridge under util-linux's unshare (a mount and a network
+# namespace of its own, resolv.conf and hosts bind-mounted over; not as root, in a user
+# namespace too).
 
 APT_PACKAGES += libmosquitto-dev libssl-dev mosquitto mosquitto-clients python3-paho-mqtt openssl util-linux
 TEST_TIERS += test-mqtt
 
 .PHONY: test-mqtt
 test-mqtt: deps
+	/usr/bin/python3 Tests/mqtt/test_homeassistant.py
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
 	/usr/bin/python3 Tests/mqtt/test_bridge.py --bin "$(BIN_DIR)"

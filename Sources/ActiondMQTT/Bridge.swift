@@ -211,7 +211,7 @@ public final class Bridge {
       }
       return
     }
-    if message.topic != model.topics.homeAssistantStatus {
+    if !model.topics.isHomeAssistantStatus(message.topic) {
       if message.retain {
         reject(message.topic, "a retained command (stale: published for whoever subscribes next) is not performed")
         return

@@ -111,6 +111,9 @@ public struct BridgeModel: Sendable {
   public static let unknown = "None"
   /// The longest command payload read (a select option is a display name).
   public static let maxCommandLength = 1024
+  /// The longest select option, in Unicode scalars: the option is the select's state, and
+  /// Home Assistant writes a longer state as `unknown` (core.py:2567-2575 of 2026.11.0).
+  public static let maxOptionLength = 255
 
   public init(topics: BridgeTopics, identity: BridgeIdentity) {
     self.topics = topics
@@ -182,15 +185,31 @@ public struct BridgeModel: Sendable {
 
   /// The select's options: every configured control's display name; where two share one,
   /// both get their configuration appended (`LED {"led":"user1"}`), so an option names one instance.
+  /// An option is the select's state in Home Assistant, so a name it cannot hold as one gets
+  /// its configuration too (`None {}`): `none` in any case reads as no option there, a blank
+  /// one as nothing (mqtt/select.py:115-138 of 2026.11.0). A label over
+  /// ``maxOptionLength`` is cut and ends in ` #` and the instance's hash.
   public var options: [(label: String, control: ControlSnapshot)] {
     var counts: [String: Int] = [:]
     for c in controls { counts[c.displayName, default: 0] += 1 }
     return controls.map { c in
-      let label =
-        counts[c.displayName] == 1
-        ? c.displayName : c.displayName + " " + JSONEncoding.compact(Self.canonical(.object(c.configuration)))
+      var label = c.displayName
+      if counts[c.displayName] != 1 || !Self.isHeldAsState(label) {
+        label += " " + JSONEncoding.compact(Self.canonical(.object(c.configuration)))
+      }
+      if label.unicodeScalars.count > Self.maxOptionLength {
+        let tail = " #" + BridgeTopics.shortHash(Self.key(c.kind, c.configuration))
+        let kept = label.unicodeScalars.prefix(Self.maxOptionLength - tail.unicodeScalars.count)
+        label = String(String.UnicodeScalarView(kept)) + tail
+      }
       return (label, c)
     }
+  }
+
+  /// Whether Home Assistant's select takes `label` as an option when it is its state: not
+  /// blank, not `none` in any case.
+  static func isHeldAsState(_ label: String) -> Bool {
+    !label.unicodeScalars.allSatisfy(\.properties.isWhitespace) && label.lowercased() != "none"
   }
 
   /// The option naming a button's hold control, nil when unassigned or not a known instance.
@@ -427,7 +446,7 @@ public struct BridgeModel: Sendable {
   /// What one received message means. Commands are strict: `ON`/`OFF` for a toggle,
   /// `PRESS` for a button, an exact option for a select; anything else is `malformed`.
   public mutating func command(topic: String, payload: [UInt8]) -> BridgeCommandDecision {
-    if topic == topics.homeAssistantStatus {
+    if topics.isHomeAssistantStatus(topic) {
       return payload == Array(Self.online.utf8) ? .republishAll : .ignored
     }
     guard let target = topics.commandTarget(of: topic) else { return .malformed("not a command topic of this node") }

@@ -32,8 +32,7 @@ public struct MQTTMessage: Hashable, Sendable, CustomStringConvertible {
 /// | --- | --- | --- |
 /// | `bridge` | `online` / `offline` (the bridge's Last Will) | yes |
 /// | `daemon` | `online` / `offline`: actiond reachable | yes |
-/// | `button/<b>/action` | `short_press`, `long_press`, … (device triggers) | no |
-/// | `button/<b>/event` | `{"event_type":…,"timestamp":…}` (the event entity) | no |
+/// | `button/<b>/event` | `{"event_type":…,"timestamp":…}` (the event entity and the device triggers) | no |
 /// | `button/<b>/assignment` | the hold's control (the select's option) | yes |
 /// | `button/<b>/assignment/set` | command: an option | (from HA) |
 /// | `control/<c>/state` | `ON` / `OFF` / `None` (toggles) | yes |
@@ -59,11 +58,22 @@ public struct BridgeTopics: Hashable, Sendable {
   /// https://www.home-assistant.io/integrations/mqtt/#device-discovery-payload
   public var discovery: String { "\(discoveryPrefix)/device/\(nodeID)/config" }
   /// Home Assistant's birth and will (`online` / `offline`):
-  /// https://www.home-assistant.io/integrations/mqtt/#birth-and-last-will-messages
-  public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+  /// https://www.home-assistant.io/integrations/mqtt/#birth-and-last-will-messages. Their
+  /// topic is `homeassistant/status` whatever the discovery prefix (HA 2026.11.0
+  /// mqtt/const.py:284-285 and 365-376: a constant, set apart from the prefix in its MQTT
+  /// options), so with another prefix both that and `<prefix>/status` (where a user may have
+  /// moved it along) are heard.
+  public var homeAssistantStatusTopics: [String] {
+    let own = "\(discoveryPrefix)/status"
+    return own == Self.defaultHomeAssistantStatus ? [own] : [Self.defaultHomeAssistantStatus, own]
+  }
+  /// Home Assistant's default birth and will topic.
+  public static let defaultHomeAssistantStatus = "homeassistant/status"
+
+  /// Whether `topic` carries Home Assistant's birth or will.
+  public func isHomeAssistantStatus(_ topic: String) -> Bool { homeAssistantStatusTopics.contains(topic) }
   public var bridgeAvailability: String { "\(base)/bridge" }
   public var daemonAvailability: String { "\(base)/daemon" }
-  public func buttonAction(_ id: String) -> String { "\(base)/button/\(id)/action" }
   public func buttonEvent(_ id: String) -> String { "\(base)/button/\(id)/event" }
   public func assignment(_ id: String) -> String { "\(base)/button/\(id)/assignment" }
   public func assignmentCommand(_ id: String) -> String { "\(base)/button/\(id)/assignment/set" }
@@ -73,7 +83,7 @@ public struct BridgeTopics: Hashable, Sendable {
   /// What the bridge subscribes to (with QoS 1): the commands, Home Assistant's status, and
   /// its own discovery topic (to find components a previous run published).
   public var subscriptions: [String] {
-    ["\(base)/control/+/set", "\(base)/button/+/assignment/set", homeAssistantStatus, discovery]
+    ["\(base)/control/+/set", "\(base)/button/+/assignment/set"] + homeAssistantStatusTopics + [discovery]
   }
 
   /// What a command topic names, or nil for a topic that is not one of this node's commands.

@@ -173,6 +173,36 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(BridgeModel.key("k", ["a": 1, "b": 2]) == BridgeModel.key("k", ["b": 2, "a": 1]))
   }
 
+  /// An option is the select's state in Home Assistant, which reads `none` in any case as
+  /// no option and a blank one as nothing (mqtt/select.py:115-138 of 2026.11.0), and writes a
+  /// state over 255 characters as `unknown` (core.py:2567-2575): such names get their
+  /// configuration, and a label still too long is cut and told apart by a hash.
+  @Test func optionsAreStatesHomeAssistantCanHold() throws {
+    let none = control("org.example.none", "None")
+    let blank = control("org.example.blank", "  ")
+    let long = control(
+      "org.example.led", "LED", configuration: ["pattern": .string(String(repeating: "é", count: 300))])
+    let other = control(
+      "org.example.led", "LED", configuration: ["pattern": .string(String(repeating: "é", count: 299))])
+    let m = Ref(readyModel(buttons: [button("action", hold: long)], controls: [none, blank, long, other]))
+    let labels = m.value.options.map(\.label)
+    #expect(labels[0] == "None {}")
+    #expect(labels[1] == "   {}")
+    for (label, c) in zip(labels[2...], [long, other]) {
+      #expect(label.unicodeScalars.count == BridgeModel.maxOptionLength)
+      #expect(label.hasPrefix(#"LED {"pattern":"éé"#))
+      #expect(label.hasSuffix(" #" + BridgeTopics.shortHash(BridgeModel.key(c.kind, c.configuration))))
+    }
+    #expect(Set(labels).count == 4)
+    let select = try #require(try components(m.value.discovery())["action_assignment"])
+    #expect(select["options"] == .array(labels.map { .string($0) }))
+    #expect(m.value.states().first { $0.topic == "actiond/pi/button/action/assignment" }?.text == labels[2])
+    #expect(
+      m.value.command(topic: "actiond/pi/button/action/assignment/set", payload: Array(labels[3].utf8))
+        == .request(
+          .assign(button: "action", kind: other.kind, configuration: other.configuration), pendingControl: nil))
+  }
+
   @Test func unconfiguredControlsAreNoEntities() throws {
     let m = Ref(readyModel(controls: [timer, control("org.example.flash", "Flash", configured: false)]))
     #expect(m.value.controls.map(\.kind) == ["org.example.timer"])
@@ -315,6 +345,28 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
         == .request(.assign(button: "action", kind: "org.example.lamp", configuration: [:]), pendingControl: nil))
     #expect(m.value.command(topic: "homeassistant/status", payload: bytes("online")) == .republishAll)
     #expect(m.value.command(topic: "homeassistant/status", payload: bytes("offline")) == .ignored)
+  }
+
+  /// Home Assistant's birth message is on `homeassistant/status` whatever its discovery
+  /// prefix (mqtt/const.py:284-285, 365-370 of 2026.11.0: a constant, set apart from the
+  /// prefix in its MQTT options): with another prefix the bridge hears it there, and on
+  /// `<prefix>/status` too, where a user may have moved it along.
+  @Test func homeAssistantsBirthIsHeardWhateverThePrefix() {
+    let t = BridgeTopics(discoveryPrefix: "ha", nodeID: "pi", base: "actiond/pi")
+    #expect(
+      t.subscriptions == [
+        "actiond/pi/control/+/set", "actiond/pi/button/+/assignment/set", "homeassistant/status", "ha/status",
+        "ha/device/pi/config",
+      ])
+    var m = BridgeModel(topics: t, identity: identity)
+    m.load(buttons: [button("action", hold: timer)], controls: [timer])
+    #expect(m.command(topic: "homeassistant/status", payload: bytes("online")) == .republishAll)
+    #expect(m.command(topic: "ha/status", payload: bytes("online")) == .republishAll)
+    #expect(m.command(topic: "homeassistant/status", payload: bytes("offline")) == .ignored)
+    #expect(t.isHomeAssistantStatus("homeassistant/status") && t.isHomeAssistantStatus("ha/status"))
+    #expect(!t.isHomeAssistantStatus("actiond/pi/control/x/set"))
+    // With the default prefix, one topic.
+    #expect(topics.subscriptions.filter { $0.hasSuffix("/status") } == ["homeassistant/status"])
   }
 
   @Test func everyMalformedCommandIsMalformed() {

@@ -134,6 +134,21 @@ import Testing
     says(man, page, "The MQTT keepalive, \(range.lowerBound) to \(range.upperBound) s. Default: \(keepalive).")
   }
 
+  /// The Home Assistant releases the page says the payloads were checked against, and the
+  /// minimum it names, are those the checker (Tests/mqtt/homeassistant.py) was written from.
+  @Test func checkedReleasesAreTheCheckers() throws {
+    let checker = try String(contentsOfFile: Self.top + "/Tests/mqtt/homeassistant.py", encoding: .utf8)
+    let wheels = checker.matches(of: #/homeassistant-(\d+\.\d+\.\d+)-py3-none-any\.whl/#).map { String($0.output.1) }
+    #expect(wheels.count >= 2)
+    for version in wheels { #expect(Self.doc.contains(version), "docs/home-assistant.md does not name \(version)") }
+    let sha = try #require(checker.firstMatch(of: #/sha256 ([0-9a-f]{64})/#)).output.1
+    #expect(Self.doc.contains(String(sha)))
+    let first = try #require(
+      checker.firstMatch(of: #/homeassistant-(\d+\.\d+\.\d+)-py3-none-any\.whl, the first release with device-based/#)
+    ).output.1
+    #expect(Self.doc.contains("Home Assistant **\(first) or later**"))
+  }
+
   /// actiond-mqtt(8) documents exactly the options the bridge's usage lists.
   @Test func manPageNamesEveryOption() throws {
     let man = try String(contentsOfFile: Self.top + "/docs/man/actiond-mqtt.8.md", encoding: .utf8)
