@@ -143,7 +143,15 @@ public struct BridgeModel: Sendable {
     self.controls = controls.filter(\.configured)
     controlIDs = Self.uniqueIDs(
       self.controls.map { (Self.key($0.kind, $0.configuration), $0.kind, $0.configuration.isEmpty) })
-    buttonIDs = Self.uniqueIDs(buttons.map { ($0.name, $0.name, true) })
+    buttonIDs = Self.uniqueIDs(
+      buttons.map { button in
+        // A button's components are `<id>_event`, `<id>_assignment` and `<id>_<gesture>`, a
+        // control's `control_<id>`: a button whose id begins with the word "control" takes
+        // "button_" first, so that no component (or unique_id) of one is also the other's.
+        let id = BridgeTopics.objectID(button.name)
+        let clashes = id == "control" || id.hasPrefix("control_")
+        return (button.name, clashes ? "button_" + button.name : button.name, true)
+      })
     pending = [:]
     ready = true
   }

@@ -154,6 +154,34 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(c["control_org_example_lamp"] == ["p": "switch"])
   }
 
+  /// A button named "control.org.example" and the control org.example.event once shared the
+  /// component `control_org_example_event` (and its unique_id): one of the two was silently
+  /// missing from the payload.
+  @Test func aButtonNamedLikeAControlsComponentKeepsItsOwn() throws {
+    let event = control("org.example.event", "event", toggle: false)
+    let m = Ref(
+      readyModel(
+        buttons: [
+          button("control", hold: timer), button("control.org.example", hold: timer),
+          button("button_control", hold: timer),
+        ],
+        controls: [timer, event]))
+    let c = try components(m.value.discovery())
+    let eventControl = try #require(m.value.controlID(event))
+    #expect(eventControl == "org_example_event")
+    #expect(c["control_org_example_event"]?["p"] == "button")
+    #expect(m.value.buttonID("control") != m.value.buttonID("button_control"))
+    // Every component of every button and control is there: nothing was overwritten.
+    let ids = ["control", "control.org.example", "button_control"].compactMap { m.value.buttonID($0) }
+    #expect(Set(ids).count == 3)
+    for id in ids {
+      #expect(c["\(id)_event"]?["p"] == "event")
+      #expect(c["\(id)_assignment"]?["p"] == "select")
+      #expect(c["\(id)_short_press"]?["p"] == "device_automation")
+    }
+    #expect(c.count == 3 * 5 + 2)
+  }
+
   @Test func configuredInstancesAndCollidingNamesGetAHash() throws {
     let red = control("org.example.led", "LED", configuration: ["led": "red"])
     let green = control("org.example.led", "LED", configuration: ["led": "green"])
