@@ -16,7 +16,10 @@ TEST_TIERS += test-deb
 
 DEB_DIR := .build/deb
 DEB_VERSION = $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/Version.swift)
-DEB_ARCH = $(shell dpkg --print-architecture)
+# The host architecture, which dpkg-buildpackage builds for (this machine's, unless
+# DEB_HOST_ARCH says otherwise): in the .deb's name, as dh_builddeb writes it. No
+# architecture is named in debian/ or here but debian/control's list (test-deb checks).
+DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH)
 DEB_FILE = $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 

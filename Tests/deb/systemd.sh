@@ -31,6 +31,8 @@ prev=$(realpath "${1:?usage: systemd.sh PREVIOUS.deb [NEXT.deb]}")
 prev_mqtt=$(dirname "$prev")/actiond-mqtt_${prev##*/actiond_}
 [ -f "$prev_mqtt" ] || die "no $prev_mqtt beside $prev"
 
+# The guest is Debian's amd64 kernel under qemu-system-x86_64 with this machine's /usr.
+[ "$(dpkg-architecture -qDEB_HOST_ARCH)" = amd64 ] || die "the VM tier boots an amd64 guest on this machine's /usr: amd64 machines only"
 "$top/Tests/vm/fetch.sh" "$cache" >/dev/null
 kver=$(cat "$cache/kernel/version")
 kroot=$(realpath "$cache/kernel/root")
