@@ -195,6 +195,10 @@ grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"
 mu=$r/lib/systemd/system/actiond-mqtt.service
 grep -qx 'ExecStart=/usr/sbin/actiond-mqtt' "$mu" || fail "actiond-mqtt.service does not start /usr/sbin/actiond-mqtt"
+# Installed, not configured (no /etc/actiond/mqtt-password), and started anyway: it fails
+# once and stays failed, no restart every RestartSec= (docs/operations.md; test-deb-systemd
+# proves it under systemd).
+grep -qx 'RestartPreventExitStatus=CREDENTIALS' "$mu" || fail "actiond-mqtt.service would retry a missing password file for good (no RestartPreventExitStatus=CREDENTIALS)"
 doc=$(sed -n 's|^Documentation=file:||p' "$mu")
 [ "$doc" = /usr/share/doc/actiond/home-assistant.md ] && [ -f "$r$doc" ] || fail "actiond-mqtt.service's Documentation=file:$doc is not in the package"
 if grep -l '/usr/local' "$mu" "$r/usr/lib/systemd/user/actiond-notify.service"; then fail "these files name /usr/local"; fi
