@@ -1,13 +1,13 @@
 #!/bin/sh
 # The guest half of Tests/deb/systemd.sh, run by systemd as a oneshot once the system is
-# up; every line goes to the serial console. @STAGE@ is the host directory with the two
+# up; every line goes to the serial console. @STAGE@ is the host directory with the
 # packages and actiond-testdev, seen through 9p under /host.
 stage=/host@STAGE@
 say() { echo "SYSTEMD: $*"; }
 fail() {
   echo "SYSTEMD-FAIL: $*"
-  systemctl --no-pager status actiond.socket actiond.service systemd-udevd.service 2>&1 | sed 's/^/  /'
-  journalctl --no-pager -b -u actiond.service -u actiond.socket 2>&1 | tail -30 | sed 's/^/  /'
+  systemctl --no-pager status actiond.socket actiond.service actiond-mqtt.service systemd-udevd.service 2>&1 | sed 's/^/  /'
+  journalctl --no-pager -b -u actiond.service -u actiond.socket -u actiond-mqtt.service 2>&1 | tail -30 | sed 's/^/  /'
   systemctl poweroff --force --force
 }
 export PATH=/usr/sbin:/usr/bin SYSTEMD_PAGER=cat DEBIAN_FRONTEND=noninteractive
@@ -81,7 +81,83 @@ mv /tmp/actiond.json /etc/actiond/actiond.json
 systemctl start actiond.socket
 status_has 'Work Timer.*Running' || fail "after the restart the Work Timer is not Running (state lost?): $(actionctl status 2>&1)"
 
-# 5. Upgrade to the next build: the edited conffile and the state stay, the running
+# 5. actiond-mqtt beside it. Installed, not configured: not enabled, not started; started
+#    without its password file it fails once (the credential) and is not restarted
+#    (docs/operations.md). Then configured as docs/home-assistant.md says (the password
+#    as the credential mqtt-password, /etc/actiond/mqtt.json5) against a broker that
+#    takes only that user, and enabled: it connects (online, discovery), a hold on the
+#    key is its event; apt-get remove stops it and keeps its files, purge removes them and
+#    nothing of actiond's.
+. /etc/actiond-vmtest-broker.sh
+apt install "$stage/actiond-mqtt-previous.deb"
+[ "$(dpkg-query -W -f='${Status} ${Version}' actiond-mqtt)" = "install ok installed $pv" ] || fail "dpkg: $(dpkg-query -W actiond-mqtt 2>&1)"
+[ "$(systemctl is-enabled actiond-mqtt.service)" = disabled ] || fail "actiond-mqtt.service is $(systemctl is-enabled actiond-mqtt.service) after install, not disabled"
+[ "$(systemctl is-active actiond-mqtt.service)" = inactive ] || fail "actiond-mqtt.service is $(systemctl is-active actiond-mqtt.service) after install, not inactive"
+say "apt-get install ./actiond-mqtt_${pv}: actiond-mqtt.service disabled, inactive"
+[ ! -e /etc/actiond/mqtt-password ] || fail "/etc/actiond/mqtt-password exists before the operator wrote it"
+# systemd logs to the journal here, as it does by default (this VM's command line has
+# it log to the console), so the journal shows what an operator would see.
+systemctl log-target journal-or-kmsg
+systemctl start actiond-mqtt.service 2>/dev/null || true
+# settled: failed, or waiting to be restarted (the state a restart loop passes through)
+mqtt_state() { echo "$(systemctl show -P ActiveState actiond-mqtt.service)/$(systemctl show -P SubState actiond-mqtt.service)"; }
+wait_until 30 "actiond-mqtt.service without a password file fails" sh -c 'case $(systemctl show -P ActiveState actiond-mqtt.service)/$(systemctl show -P SubState actiond-mqtt.service) in failed/* | */auto-restart) exit 0;; esac; exit 1'
+[ "$(mqtt_state)" = failed/failed ] && [ "$(systemctl show -P NRestarts actiond-mqtt.service)" = 0 ] \
+  && [ "$(systemctl show -P ExecMainStatus actiond-mqtt.service)" = 243 ] \
+  || fail "actiond-mqtt.service without /etc/actiond/mqtt-password is $(mqtt_state) (restarts: $(systemctl show -P NRestarts actiond-mqtt.service)), not failed for good"
+why=$(journalctl --no-pager -b -u actiond-mqtt.service -o cat | grep -m1 'Failed to set up credentials') \
+  || fail "no 'Failed to set up credentials' in the journal: $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -5)"
+say "started without /etc/actiond/mqtt-password: $(mqtt_state), $(systemctl show -P Result actiond-mqtt.service) $(systemctl show -P ExecMainStatus actiond-mqtt.service), not restarted; journal: $why"
+systemctl log-target console
+systemctl reset-failed actiond-mqtt.service
+vmtest_broker pi vmtest-password
+printf '%s\n' vmtest-password | install -m 0600 /dev/stdin /etc/actiond/mqtt-password
+printf '{ broker: { host: "127.0.0.1", username: "pi" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
+actiond-mqtt --check-config >/tmp/mqtt-check.log 2>&1 || fail "actiond-mqtt --check-config: $(cat /tmp/mqtt-check.log)"
+systemctl enable --now actiond-mqtt.service >/dev/null 2>&1 || fail "systemctl enable --now actiond-mqtt.service"
+vmtest_sub_bg /tmp/mqtt-retained.log -t homeassistant/device/vm/config -t actiond/vm/bridge -t actiond/vm/daemon
+wait_until 60 "a subscriber sees actiond/vm/bridge online, actiond/vm/daemon online and the discovery" \
+  sh -c 'grep -qx "actiond/vm/bridge online" /tmp/mqtt-retained.log && grep -qx "actiond/vm/daemon online" /tmp/mqtt-retained.log && grep -q "^homeassistant/device/vm/config {.*\"action_long_press\"" /tmp/mqtt-retained.log'
+kill $vmtest_sub_pid
+say "actiond-mqtt.service enabled and running as $(stat -c %U /proc/$(systemctl show -P MainPID actiond-mqtt.service)): bridge online, daemon online, discovery ($(grep '^homeassistant/' /tmp/mqtt-retained.log | tail -1 | wc -c) bytes)"
+vmtest_sub_bg /tmp/mqtt-events.log -t actiond/vm/button/action/event -t actiond/vm/control/org_actiond_work-timer/state -t vmtest/sync
+synced() { vmtest_pub -t vmtest/sync -m synced && grep -qx 'vmtest/sync synced' /tmp/mqtt-events.log; }
+wait_until 30 "the event subscriber is subscribed" synced
+wait_until 60 "actiond binds $node" status_has "$node"
+echo "press KEY_PROG1 1500ms" >&3
+echo "echo pressed again" >&3
+wait_until 60 "the hold is sent" grep -q '^pressed again$' /tmp/dev.log
+wait_until 30 "the hold's long_press and long_release over MQTT" \
+  sh -c 'grep -q "^actiond/vm/button/action/event {.*\"event_type\":\"long_press\"" /tmp/mqtt-events.log && grep -q "^actiond/vm/button/action/event {.*\"event_type\":\"long_release\"" /tmp/mqtt-events.log'
+wait_until 30 "the hold's Work Timer OFF over MQTT" grep -qx 'actiond/vm/control/org_actiond_work-timer/state OFF' /tmp/mqtt-events.log
+say "hold on KEY_PROG1: $(grep -c '^actiond/vm/button/action/event ' /tmp/mqtt-events.log) events over MQTT ($(sed -n 's|^actiond/vm/button/action/event .*"event_type":"\([a-z_]*\)".*|\1|p' /tmp/mqtt-events.log | tr '\n' ' ')), Work Timer OFF"
+# Back to Running (the upgrade below checks the state survives), by the bridge's switch.
+vmtest_pub -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m ON || fail "mosquitto_pub"
+wait_until 30 "the switch command ON over MQTT makes the Work Timer Running" status_has 'Work Timer.*Running'
+kill $vmtest_sub_pid
+say "switch ON over MQTT: $(actionctl status 2>&1 | grep 'Work Timer')"
+[ "$(systemctl show -P NRestarts actiond-mqtt.service)" = 0 ] || fail "actiond-mqtt.service was restarted by systemd"
+apt remove actiond-mqtt
+dpkg-query -W -f='${Status}' actiond-mqtt 2>/dev/null | grep -q ' installed$' && fail "actiond-mqtt is still installed after remove"
+[ "$(systemctl is-active actiond-mqtt.service)" != active ] || fail "actiond-mqtt.service still runs after apt-get remove actiond-mqtt"
+[ ! -e /usr/sbin/actiond-mqtt ] || fail "/usr/sbin/actiond-mqtt is still there after remove"
+[ -f /etc/actiond/mqtt.json5 ] && grep -qx vmtest-password /etc/actiond/mqtt-password \
+  || fail "apt-get remove actiond-mqtt removed /etc/actiond/mqtt.json5 or mqtt-password"
+bridge=$(vmtest_sub -t actiond/vm/bridge -C 1 -W 10 2>&1)
+[ "$bridge" = offline ] || fail "after remove the bridge's retained state is '$bridge', not offline (not stopped cleanly?)"
+systemctl is-active --quiet actiond.service || fail "apt-get remove actiond-mqtt stopped actiond.service"
+say "apt-get remove actiond-mqtt: stopped (bridge offline), mqtt.json5 and mqtt-password kept, actiond running"
+apt purge actiond-mqtt
+dpkg-query -W -f='${Status}' actiond-mqtt 2>/dev/null | grep -q 'config-files\|installed' && fail "actiond-mqtt still known to dpkg after purge"
+for f in /etc/actiond/mqtt.json5 /etc/actiond/mqtt-password; do [ ! -e $f ] || fail "$f is still there after purge"; done
+if ls /etc/systemd/system/*.wants/actiond-mqtt.service 2>/dev/null; then fail "actiond-mqtt's enablement symlink left after purge"; fi
+[ ! -L /etc/systemd/system/actiond-mqtt.service ] || fail "actiond-mqtt.service is still masked after purge: $(ls -l /etc/systemd/system/actiond-mqtt.service)"
+[ -f /etc/actiond/actiond.json ] && [ -d /etc/actiond/controls.d ] || fail "apt-get purge actiond-mqtt removed actiond's files: $(find /etc/actiond)"
+status_has 'Work Timer.*Running' || fail "actiond after purging actiond-mqtt: $(actionctl status 2>&1)"
+say "apt-get purge actiond-mqtt: mqtt.json5, mqtt-password and the enablement gone; kept in /etc/actiond: $(cd /etc/actiond && find . -type f | sed 's|^./||' | tr '\n' ' ')"
+systemctl stop vmtest-mosquitto.service
+
+# 6. Upgrade to the next build: the edited conffile and the state stay, the running
 #    service is restarted on the new binary, the socket keeps listening.
 echo '// edited by the operator' >>/etc/actiond/actiond.json
 pid=$(systemctl show -P MainPID actiond.service)
@@ -100,7 +176,7 @@ npid=$(systemctl show -P MainPID actiond.service)
 status_has 'Work Timer.*Running' || fail "the state was lost in the upgrade: $(actionctl status 2>&1)"
 say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid), socket kept, Work Timer still Running"
 
-# 6. Remove: units stopped, configuration (and state, user) kept; the operator's own
+# 7. Remove: units stopped, configuration (and state, user) kept; the operator's own
 #    drop-in too.
 cp /usr/share/doc/actiond/examples/controls.d/mute.json /etc/actiond/controls.d/mine.json
 apt remove actiond
@@ -114,7 +190,7 @@ grep -q 'edited by the operator' /etc/actiond/actiond.json || fail "apt-get remo
 [ -d /var/lib/actiond ] && id actiond >/dev/null 2>&1 || fail "apt-get remove removed the state or the user"
 say "apt-get remove: units stopped, $(cd /etc/actiond && find . -type f | sed 's|^./||' | tr '\n' ' ')kept in /etc/actiond, state and user kept"
 
-# 7. Purge: configuration, state and runtime directory gone; the system user stays.
+# 8. Purge: configuration, state and runtime directory gone; the system user stays.
 apt purge actiond
 dpkg-query -W -f='${Status}' actiond 2>/dev/null | grep -q 'config-files\|installed' && fail "still known to dpkg after purge"
 for p in /etc/actiond /var/lib/actiond /run/actiond; do [ ! -e $p ] || fail "$p is still there after purge"; done

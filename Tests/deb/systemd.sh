@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # test-deb-systemd: the Debian package under a real systemd 252 (PID 1) in a VM, the
 # way an operator meets it: apt-get installs the previous build, a hold on a uinput
-# button performs the default control, an upgrade to the next build keeps an edited
-# conffile and the persisted state, apt-get remove stops the units and keeps the
-# configuration, apt-get purge removes configuration, state and the user.
+# button performs the default control, actiond-mqtt installed beside it stays stopped
+# until configured, then (configured as docs/home-assistant.md says, against mosquitto
+# in the guest) connects and publishes the hold, and its remove and purge keep actiond's
+# configuration; an upgrade to the next build keeps an edited conffile and the persisted
+# state, apt-get remove stops the units and keeps the configuration, apt-get purge removes
+# configuration, state and the user.
 #
 # The guest's /usr is an overlay: this machine's /usr (9p, read-only: Debian 12's
 # systemd 252, dpkg, apt) below a tmpfs, so dpkg can install into it; /var/lib/dpkg is
@@ -14,6 +17,8 @@
 # of the Swift toolchain is visible.
 #
 # Usage: Tests/deb/systemd.sh PREVIOUS.deb [NEXT.deb]
+# actiond-mqtt is PREVIOUS.deb's sibling actiond-mqtt_<its version>_<arch>.deb (make deb
+# builds both into one directory).
 # Without NEXT.deb the next build is made: a copy of this checkout (committed or not)
 # with a newer version (scripts/set-version), built by `make deb` (a full release build).
 set -euo pipefail
@@ -23,7 +28,11 @@ cache=$top/Tests/vm/.cache
 die() { echo "test-deb-systemd: FAIL: $*" >&2; exit 1; }
 prev=$(realpath "${1:?usage: systemd.sh PREVIOUS.deb [NEXT.deb]}")
 [ -f "$prev" ] || die "no $prev"
+prev_mqtt=$(dirname "$prev")/actiond-mqtt_${prev##*/actiond_}
+[ -f "$prev_mqtt" ] || die "no $prev_mqtt beside $prev"
 
+# The guest is Debian's amd64 kernel under qemu-system-x86_64 with this machine's /usr.
+[ "$(dpkg-architecture -qDEB_HOST_ARCH)" = amd64 ] || die "the VM tier boots an amd64 guest on this machine's /usr: amd64 machines only"
 "$top/Tests/vm/fetch.sh" "$cache" >/dev/null
 kver=$(cat "$cache/kernel/version")
 kroot=$(realpath "$cache/kernel/root")
@@ -53,6 +62,7 @@ testdev=$(cd "$top" && swift build -c release --static-swift-stdlib --show-bin-p
 stage=$work/stage
 mkdir -p "$stage"
 cp "$prev" "$stage/actiond-previous.deb"
+cp "$prev_mqtt" "$stage/actiond-mqtt-previous.deb"
 cp "$next" "$stage/actiond-next.deb"
 cp "$testdev" "$stage/actiond-testdev"
 echo "$pv" >"$stage/previous-version"
@@ -93,6 +103,7 @@ cat >"$etc/udev/rules.d/69-actiond-vmtest.rules" <<'RULE'
 SUBSYSTEM=="input", KERNEL=="event*", ATTRS{name}=="actiond-vmtest-button", ENV{ACTIOND_BUTTON}="action"
 RULE
 sed "s|@STAGE@|$stage|g" "$here/systemd-guest.sh" >"$etc/actiond-vmtest.sh"
+install -m 0644 "$top/Tests/vm/systemd/broker.sh" "$etc/actiond-vmtest-broker.sh"
 
 cat >"$root/init" <<INIT
 #!/bin/busybox sh

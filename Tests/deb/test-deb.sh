@@ -27,7 +27,8 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Package)" = actiond ] || fail "Package is $(field Package)"
 [ "$(field Version)" = "$version" ] || fail "Version is $(field Version), Version.swift says $version"
 [ "$(dpkg-parsechangelog -S Version)" = "$version" ] || fail "debian/changelog is at $(dpkg-parsechangelog -S Version), Version.swift at $version"
-[ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture is $(field Architecture)"
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+[ "$(field Architecture)" = "$arch" ] || fail "Architecture is $(field Architecture)"
 depends=$(field Depends)
 for lib in libevdev2 libudev1 libc6; do
   grep -qE "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib: $depends"
@@ -36,10 +37,21 @@ if grep -qiE 'swift|libstdc\+\+' <<<"$depends"; then fail "Depends names a Swift
 grep -q 'systemd-sysusers' <<<"$depends" || fail "Depends lacks dh_installsysusers' systemd-sysusers: $depends"
 grep -qE '(^|, )libnotify-bin( |,|$)' <<<"$(field Suggests)" || fail "Suggests lacks libnotify-bin (notify-send, for actiond-notify.service): $(field Suggests)"
 echo "test-deb: actiond $version, Depends: $depends; Suggests: $(field Suggests)"
+# No architecture is hard-coded: debian/control's Architecture: lines (the ones Swift's
+# Linux toolchains exist for) are the only place one is named; mk/deb.mk asks
+# dpkg-architecture (docs/operations.md, "arm64").
+# (the sources only: git ls-files leaves out what a build wrote into debian/)
+srcs=$(git ls-files -co --exclude-standard debian mk/deb.mk mk/static-libstdc++)
+grep -qx debian/rules <<<"$srcs" || fail "git ls-files does not list debian/rules (not a git checkout?)"
+named=$(xargs grep -nHE 'amd64|arm64|x86[_-]64|aarch64|i386|armhf|armel|ppc64|s390x|riscv64' <<<"$srcs" \
+  | grep -vxE 'debian/control:[0-9]+:Architecture: amd64 arm64' || true)
+[ -z "$named" ] || fail "an architecture is named outside debian/control's Architecture: lines: $named"
+[ "$(grep -c '^Architecture: amd64 arm64$' debian/control)" = 2 ] || fail "debian/control: both packages must be Architecture: amd64 arm64"
+echo "test-deb: built for $arch (dpkg-architecture); no architecture named in debian/ or mk/deb.mk but debian/control's Architecture: amd64 arm64"
 mfield() { dpkg-deb -f "$mqttdeb" "$1"; }
 [ "$(mfield Package)" = actiond-mqtt ] || fail "$mqttdeb: Package is $(mfield Package)"
 [ "$(mfield Version)" = "$version" ] || fail "actiond-mqtt's Version is $(mfield Version), Version.swift says $version"
-[ "$(mfield Architecture)" = "$(dpkg --print-architecture)" ] || fail "actiond-mqtt's Architecture is $(mfield Architecture)"
+[ "$(mfield Architecture)" = "$arch" ] || fail "actiond-mqtt's Architecture is $(mfield Architecture)"
 mdepends=$(mfield Depends)
 for lib in libmosquitto1 libc6; do
   grep -qE "(^|, )$lib( |,|$)" <<<"$mdepends" || fail "actiond-mqtt's Depends lacks $lib: $mdepends"
@@ -183,6 +195,10 @@ grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"
 mu=$r/lib/systemd/system/actiond-mqtt.service
 grep -qx 'ExecStart=/usr/sbin/actiond-mqtt' "$mu" || fail "actiond-mqtt.service does not start /usr/sbin/actiond-mqtt"
+# Installed, not configured (no /etc/actiond/mqtt-password), and started anyway: it fails
+# once and stays failed, no restart every RestartSec= (docs/operations.md; test-deb-systemd
+# proves it under systemd).
+grep -qx 'RestartPreventExitStatus=CREDENTIALS' "$mu" || fail "actiond-mqtt.service would retry a missing password file for good (no RestartPreventExitStatus=CREDENTIALS)"
 doc=$(sed -n 's|^Documentation=file:||p' "$mu")
 [ "$doc" = /usr/share/doc/actiond/home-assistant.md ] && [ -f "$r$doc" ] || fail "actiond-mqtt.service's Documentation=file:$doc is not in the package"
 if grep -l '/usr/local' "$mu" "$r/usr/lib/systemd/user/actiond-notify.service"; then fail "these files name /usr/local"; fi

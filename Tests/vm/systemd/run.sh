@@ -68,6 +68,7 @@ RULES
 
 # The test, run by systemd once the system is up.
 mkdir -p "$root/stage/etc/systemd/system"
+install -m 0644 "$here/broker.sh" "$root/stage/etc/actiond-vmtest-broker.sh"
 cat >"$root/stage/etc/systemd/system/actiond-vmtest.target" <<'UNIT'
 [Unit]
 Description=actiond VM test
@@ -255,14 +256,8 @@ systemctl restart actiond.service || fail "restart with the installed configurat
 [ "$(systemctl show -P NRestarts actiond.service)" = 0 ] || fail "actiond.service was restarted by systemd (crash or watchdog)"
 # actiond-mqtt.service in its sandbox, against Debian's mosquitto on the loopback (the
 # only IP the unit allows), its (empty) password as the credential mqtt-password.
-printf 'listener 1883\nallow_anonymous true\nuser root\npersistence false\n' >/etc/vmtest-mosquitto.conf
-systemd-run --quiet --unit=vmtest-mosquitto /usr/sbin/mosquitto -c /etc/vmtest-mosquitto.conf \
-  || fail "cannot start mosquitto"
-i=0
-until mosquitto_pub -h 127.0.0.1 -t vmtest/ping -m x 2>/dev/null; do
-  i=$((i + 1)); [ $i -le 300 ] || fail "mosquitto does not listen"
-  sleep 0.1
-done
+. /etc/actiond-vmtest-broker.sh
+vmtest_broker
 install -m 0600 /dev/null /etc/actiond/mqtt-password
 printf '{ broker: { host: "127.0.0.1" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
 systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service failed"
