@@ -259,7 +259,11 @@ systemctl restart actiond.service || fail "restart with the installed configurat
 . /etc/actiond-vmtest-broker.sh
 vmtest_broker
 install -m 0600 /dev/null /etc/actiond/mqtt-password
-printf '{ broker: { host: "127.0.0.1" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
+# The broker by name (from /etc/hosts): resolved off the bridge's loop by glibc's
+# getaddrinfo_a, whose thread must be allowed by the unit's system call filter.
+grep -q '^hosts:' /etc/nsswitch.conf || echo 'hosts: files' >>/etc/nsswitch.conf
+echo '127.0.0.1 broker.vmtest' >>/etc/hosts
+printf '{ broker: { host: "broker.vmtest" }, homeAssistant: { nodeId: "vm" } }\n' >/etc/actiond/mqtt.json5
 systemctl start actiond-mqtt.service || fail "systemctl start actiond-mqtt.service failed"
 disc=$(mosquitto_sub -h 127.0.0.1 -t homeassistant/device/vm/config -C 1 -W 60 2>&1) \
   || fail "no discovery from actiond-mqtt.service: $disc; $(journalctl --no-pager -b -u actiond-mqtt.service -o cat | tail -10)"
@@ -271,6 +275,8 @@ say "bridge process: $(grep -E '^(Uid|Gid|CapEff|NoNewPrivs|Seccomp):' /proc/$mp
 grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$mpid/status || fail "actiond-mqtt has capabilities"
 grep -q '^Seccomp:[[:space:]]*2' /proc/$mpid/status || fail "actiond-mqtt has no seccomp filter"
 [ -e /run/credentials/actiond-mqtt.service/mqtt-password ] || fail "no credential mqtt-password"
+journalctl --no-pager -b -u actiond-mqtt.service -o cat | grep -q 'mqtt-resolve-failed' \
+  && fail "the bridge could not resolve broker.vmtest in its sandbox"
 # The command that changes the Work Timer (one that asks for its current value performs nothing).
 if actionctl status 2>/dev/null | grep -q 'Work Timer.*Running'; then cmd=OFF want=Stopped; else cmd=ON want=Running; fi
 mosquitto_pub -h 127.0.0.1 -q 1 -t actiond/vm/control/org_actiond_work-timer/set -m $cmd || fail "mosquitto_pub"
