@@ -400,8 +400,12 @@ def isolated(binds, network=False, silent_dns=False):
     mounted, e.g. a resolv.conf and a hosts file; with `silent_dns`, a UDP socket on
     127.0.0.1:53 that receives every query and never answers (the program inherits it).
     `unshare` execs without forking, so the program keeps the pid it was started with."""
-    # Not root: a user namespace of its own too, in which the test's user is root.
-    argv = ["/usr/bin/unshare", "--mount"] + (["--net"] if network else []) + \
+    # Not root: a user namespace of its own too, in which the test's user is root. In a
+    # chroot (fresh-root, CI) "/" is no mount point and unshare cannot make it private
+    # ("cannot change root filesystem propagation"): there the propagation is left as it
+    # is, and _isolate refuses a bind mount that would propagate out of the namespace.
+    propagation = "private" if _root_is_a_mount_point() else "unchanged"
+    argv = ["/usr/bin/unshare", "--mount", "--propagation", propagation] + (["--net"] if network else []) + \
         ([] if os.geteuid() == 0 else ["--map-root-user"]) + ["--", "/usr/bin/python3", HARNESS, "isolate"]
     if network:
         argv.append("--loopback")
@@ -410,6 +414,19 @@ def isolated(binds, network=False, silent_dns=False):
     for source, target in binds.items():
         argv += ["--bind", f"{source}:{target}"]
     return argv + ["--"]
+
+
+def _mounts():
+    """/proc/self/mountinfo as (mount point, optional fields) pairs."""
+    with open("/proc/self/mountinfo") as f:
+        rows = [line.split() for line in f]
+    return [(r[4], r[6:r.index("-")]) for r in rows]
+
+
+def _root_is_a_mount_point():
+    """False in a chroot whose root is a plain directory: mountinfo lists only the mounts
+    reachable from the process's root, and none is at "/"."""
+    return any(point == "/" for point, _ in _mounts())
 
 
 def dns_queries_waiting(pid):
@@ -457,6 +474,12 @@ def _isolate(args):
             if libc.mount(source.encode(), target.encode(), None, MS_BIND, None) != 0:
                 error = ctypes.get_errno()
                 raise OSError(error, f"bind mount {source} over {target}: {os.strerror(error)}")
+            # A shared mount would carry the bind to the parent namespace too (and keep it
+            # there): undone at once (the unmount propagates as well), and refused.
+            if any(point == target and any(f.startswith("shared:") for f in fields) for point, fields in _mounts()):
+                libc.umount2(target.encode(), 0)
+                raise SystemExit(f"harness.py isolate: {target} is on a shared mount that this namespace cannot "
+                                 "make private (a chroot?): a bind over it would reach the parent namespace")
         else:
             raise SystemExit(f"harness.py isolate: unknown option {option}")
         i += 1
