@@ -103,10 +103,15 @@ public struct ClientRateLimits: Sendable, Equatable {
     self.resumeFraction = resumeFraction
   }
 
-  /// The daemon's figures (docs/protocol.md states them; a docs test checks them).
+  /// The daemon's figures (docs/protocol.md states them; a docs test checks them). Chosen
+  /// by measurement (docs/benchmarks.md, "Rate limits per client"): on the one-vCPU guest a
+  /// connection costs the daemon about 5 ms of CPU from accept to close, so the accept rate
+  /// decides most of what 50 abusive clients cost; 64 pipelined requests and 128 accepts
+  /// per second left the daemon as busy as without limits, these figures cut its CPU by a
+  /// third and brought `held` p99 near the C reactor's under the same abuse.
   public static let standard = ClientRateLimits(
-    requestBurst: 64, requestsPerSecond: 32, byteBurst: 256 * 1024, bytesPerSecond: 256 * 1024, acceptBurst: 64,
-    acceptsPerSecond: 128, resumeFraction: 4)
+    requestBurst: 16, requestsPerSecond: 4, byteBurst: 128 * 1024, bytesPerSecond: 64 * 1024, acceptBurst: 32,
+    acceptsPerSecond: 16, resumeFraction: 4)
 
   /// A connection's request bucket, full at `now`.
   public func requestBucket(at now: MonotonicInstant) -> TokenBucket {
