@@ -662,6 +662,24 @@ import Testing
     #expect(h.loop.pendingTimerCount == 0)
   }
 
+  /// A reconnect storm's connections, closed by their peers before the daemon got to them,
+  /// cost no accept token: the clients queued behind them get in at once.
+  @Test func connectionsWhosePeersLeftCostNoAcceptToken() throws {
+    var limits = Self.testLimits
+    limits.acceptBurst = 4
+    limits.acceptsPerSecond = 1
+    let h = try ServerHarness { $0.rateLimits = limits }
+    for _ in 0..<40 { _ = try TestClient(path: h.path) }  // connected, and closed at once
+    var live: [TestClient] = []
+    for _ in 0..<4 { live.append(try TestClient(path: h.path)) }
+    try h.pump(live) { live.allSatisfy { !$0.messages.isEmpty } }
+    #expect(h.server.clientCount == 4 && !h.server.isAcceptThrottled)
+    // The fifth live one is past the burst: it waits (a token per second here).
+    let fifth = try TestClient(path: h.path)
+    try h.pump([fifth]) { h.server.isAcceptThrottled }
+    #expect(fifth.messages.isEmpty)
+  }
+
   /// New connections beyond the accept burst wait in the listening queue; all get in, at
   /// the accept rate, and the listener listens again.
   @Test func connectionsBeyondTheAcceptBurstWaitInTheQueue() throws {
