@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/input.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -27,6 +28,12 @@ int actiond_get_peer_credentials(int fd, actiond_peer_credentials *out) {
   out->uid = cred.uid;
   out->gid = cred.gid;
   return 0;
+}
+
+int actiond_socket_unread_bytes(int fd) {
+  int n = 0;
+  if (ioctl(fd, SIOCOUTQ, &n) < 0) return -1;
+  return n;
 }
 
 int actiond_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }

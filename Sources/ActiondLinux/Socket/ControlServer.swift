@@ -26,6 +26,9 @@ public struct ServerConfiguration: Sendable {
   public var bytesPerTurn = 64 * 1024
   /// The most connections accepted per loop turn.
   public var acceptsPerTurn = 16
+  /// The work one client (and all new connections together) may cause over time;
+  /// nil serves every client as fast as the per-turn bounds allow.
+  public var rateLimits: ClientRateLimits? = .standard
   /// Use a socket passed through LISTEN_FDS/LISTEN_PID when there is one.
   public var socketActivation = true
 
@@ -98,6 +101,12 @@ public final class ControlServer {
   private var listener: Listener?
   private var listenerWatch: WatchID?
   private var listenerPause: TimerID?
+  /// Connections accepted, all clients together (``ClientRateLimits``).
+  private var acceptBucket: TokenBucket?
+  /// Throttled connections, and the one timer that serves the first of them again: it
+  /// exists only while some connection is throttled.
+  private var throttled: Set<ClientID> = []
+  private var throttleTimer: (id: TimerID, at: MonotonicInstant)?
   private var clients: [ClientID: Connection] = [:]
   private var nextClient: UInt64 = 1
   private var pendingProvider: [String: PendingProviderRequest] = [:]
@@ -127,6 +136,12 @@ public final class ControlServer {
 
   /// Number of open connections.
   public var clientCount: Int { clients.count }
+  /// Connections whose rate limit is holding their requests back now.
+  public var throttledCount: Int { throttled.count }
+  /// Whether the timer that serves throttled connections again is scheduled.
+  public var hasThrottleTimer: Bool { throttleTimer != nil }
+  /// Whether the listener is not accepting because the accept rate is spent.
+  public private(set) var isAcceptThrottled = false
   /// Request lines handled since the start (every line a client sent, valid or not).
   public private(set) var linesHandled = 0
   /// Number of connections with an event subscription.
@@ -157,6 +172,7 @@ public final class ControlServer {
         path: configuration.path, mode: configuration.mode, group: try configuration.group.map(UnixSocket.groupID))
     }
     listener = l
+    acceptBucket = configuration.rateLimits?.acceptBucket(at: loop.now())
     listenerWatch = try loop.register(fd: l.fd, interest: .readable, priority: .low) { [unowned self] _ in
       acceptClients()
     }
@@ -215,8 +231,25 @@ public final class ControlServer {
   private func acceptClients() {
     guard let listener else { return }
     // Bounded per turn so a connection storm cannot starve the buttons (level-triggered:
-    // the rest are accepted next turn).
-    for _ in 0..<max(1, configuration.acceptsPerTurn) {
+    // the rest are accepted next turn). Connections whose peers already left cost three
+    // system calls and no accept token, so more of them are drained per turn.
+    var admitted = 0
+    for _ in 0..<4 * max(1, configuration.acceptsPerTurn) {
+      if admitted >= max(1, configuration.acceptsPerTurn) { return }
+      if let limits = configuration.rateLimits, let bucket = acceptBucket {
+        let now = loop.now()
+        guard bucket.holds(1, at: now) else {
+          // The rest wait in the kernel's queue (and connectors in connect(2)) until the
+          // bucket refilled a share of its burst. Only when one waits: an idle listener
+          // keeps no timer.
+          var pending = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
+          if poll(&pending, 1, 0) > 0 {
+            pauseListener(until: bucket.instant(holding: limits.resumeLevel(of: bucket), from: now))
+            isAcceptThrottled = listenerPause != nil
+          }
+          return
+        }
+      }
       let result: IOResult<Int32>
       do {
         result = try Syscall.nonBlocking {
@@ -227,24 +260,38 @@ public final class ControlServer {
         case ECONNABORTED, EPROTO: continue  // the peer gave up while queued
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
           log("accept: \(error); not accepting for 100 ms")
-          pauseListener()
+          pauseListener(until: loop.now() + .milliseconds(100))
         default:
           log("accept: \(error)")
         }
         return
       }
       guard case .done(let fd) = result else { return }
+      // A peer that connected and closed without sending anything (a reconnect storm)
+      // can be told nothing and asks nothing: closed at once, before it costs a token,
+      // so the queue drains quickly and the clients behind it get in.
+      if UnixSocket.peerLeftWithoutSending(fd) {
+        Syscall.close(fd)
+        continue
+      }
+      if var bucket = acceptBucket {
+        bucket.spend(1, at: loop.now())
+        acceptBucket = bucket
+      }
+      admitted += 1
       admit(fd)
     }
   }
 
-  /// Level-triggered accept would spin while out of descriptors: stop listening briefly.
-  private func pauseListener() {
+  /// Level-triggered accept would spin while out of descriptors or of accept tokens: stop
+  /// listening until `instant`.
+  private func pauseListener(until instant: MonotonicInstant) {
     guard let listenerWatch, listenerPause == nil else { return }
     try? loop.setInterest(listenerWatch, [])
-    listenerPause = loop.schedule(at: loop.now() + .milliseconds(100)) { [weak self] _ in
+    listenerPause = loop.schedule(at: instant) { [weak self] _ in
       guard let self, let w = self.listenerWatch else { return }
       self.listenerPause = nil
+      self.isAcceptThrottled = false
       try? self.loop.setInterest(w, .readable)
     }
   }
@@ -271,6 +318,10 @@ public final class ControlServer {
     nextClient += 1
     let info = ClientInfo(id: id, credentials: credentials, canControl: policy.allowsControl(credentials))
     let c = Connection(fd: fd, info: info, maxLineLength: configuration.maxLineLength)
+    if let limits = configuration.rateLimits {
+      let now = loop.now()
+      c.buckets = (limits.requestBucket(at: now), limits.byteBucket(at: now))
+    }
     do {
       c.watch = try loop.register(fd: fd, interest: .readable, priority: .low) { [unowned self, unowned c] events in
         self.ready(c, events)
@@ -324,7 +375,7 @@ public final class ControlServer {
     var bytes = 0
     /// Handles buffered lines; true when the budget ran out (more may be waiting).
     func handleBuffered() -> Bool {
-      while clients[c.info.id] === c, !c.closing {
+      while clients[c.info.id] === c, !c.closing, !c.isThrottled {
         if lines >= configuration.linesPerTurn || bytes >= configuration.bytesPerTurn { return true }
         guard let output = c.framer.next() else { return false }
         switch output {
@@ -332,7 +383,16 @@ public final class ControlServer {
           lines += 1
           bytes += line.count
           linesHandled += 1
+          // Sent ahead of its replies: more is buffered behind it, or what the daemon sent
+          // is not all taken. One request at a time, each reply read, costs nothing.
+          let pipelined = c.buckets != nil && (c.framer.bufferedCount > 0 || c.head < c.queue.count || unread(c))
           process(line, from: c)
+          if pipelined, clients[c.info.id] === c, var buckets = c.buckets {
+            let now = loop.now()
+            buckets.requests.spend(1, at: now)
+            c.buckets = buckets
+            if !buckets.requests.holds(1, at: now) { throttle(c, at: now) }
+          }
         case .tooLong:
           enqueue(
             .error(
@@ -346,7 +406,7 @@ public final class ControlServer {
     }
     c.handlingLines = true
     var exhausted = handleBuffered()
-    if !exhausted && mayRead && !c.readClosed && clients[c.info.id] === c && !c.closing {
+    if !exhausted && mayRead && !c.readClosed && clients[c.info.id] === c && !c.closing && !c.isThrottled {
       if readOnce(c) { exhausted = handleBuffered() }
     }
     c.handlingLines = false
@@ -373,9 +433,82 @@ public final class ControlServer {
     switch result {
     case .wouldBlock: break
     case .done(0): c.readClosed = true  // the peer shut down its writing side (or closed)
-    case .done(let n): readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    case .done(let n):
+      readBuffer.withUnsafeBytes { c.framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+      if var buckets = c.buckets {
+        let now = loop.now()
+        buckets.bytes.spend(n, at: now)
+        c.buckets = buckets
+        if !buckets.bytes.holds(1, at: now) { throttle(c, at: now) }
+      }
     }
     return true
+  }
+
+  /// Whether the client has not yet read everything the daemon sent it (SIOCOUTQ).
+  private func unread(_ c: Connection) -> Bool { actiond_socket_unread_bytes(c.fd) > 0 }
+
+  // MARK: Rate limits
+
+  /// Stops serving `c` until its buckets refilled to their resume levels: its fd leaves
+  /// the epoll set (so not even a hangup wakes the loop for it), its lines stay buffered
+  /// and its requests unread, in order. Replies already queued go out when it is back.
+  private func throttle(_ c: Connection, at now: MonotonicInstant) {
+    guard let limits = configuration.rateLimits, let buckets = c.buckets, c.throttledUntil == nil else { return }
+    let resume = max(
+      buckets.requests.instant(holding: limits.resumeLevel(of: buckets.requests), from: now),
+      buckets.bytes.instant(holding: limits.resumeLevel(of: buckets.bytes), from: now))
+    c.throttledUntil = resume
+    c.backlogged = false
+    if let w = c.watch { loop.unregister(w) }
+    c.watch = nil
+    throttled.insert(c.info.id)
+    if throttleTimer.map({ resume < $0.at }) ?? true { scheduleThrottleTimer(at: resume) }
+  }
+
+  private func scheduleThrottleTimer(at instant: MonotonicInstant) {
+    if let t = throttleTimer { loop.cancel(t.id) }
+    let id = loop.schedule(at: instant) { [unowned self] now in
+      throttleTimer = nil
+      resumeThrottled(at: now)
+    }
+    throttleTimer = (id, instant)
+  }
+
+  /// Serves again every throttled connection whose time has come (in the loop's next
+  /// `.low` phase, after devices and timers), and keeps the timer for the next one.
+  private func resumeThrottled(at now: MonotonicInstant) {
+    var next: MonotonicInstant?
+    for id in throttled.sorted(by: { $0.rawValue < $1.rawValue }) {
+      guard let c = clients[id], let until = c.throttledUntil else {
+        throttled.remove(id)
+        continue
+      }
+      if until > now {
+        if next.map({ until < $0 }) ?? true { next = until }
+        continue
+      }
+      throttled.remove(id)
+      c.throttledUntil = nil
+      do {
+        let watch = try loop.register(fd: c.fd, interest: [], priority: .low) { [unowned self, unowned c] events in
+          self.ready(c, events)
+        }
+        c.watch = watch
+        updateInterest(c)
+        loop.dispatchAgain(watch)
+      } catch {
+        log("\(c.info.id): \(error); closing the connection")
+        close(c)
+      }
+    }
+    if let next { scheduleThrottleTimer(at: next) }
+  }
+
+  private func forgetThrottle(_ c: Connection) {
+    guard throttled.remove(c.info.id) != nil, throttled.isEmpty, let t = throttleTimer else { return }
+    loop.cancel(t.id)
+    throttleTimer = nil
   }
 
   private func process(_ line: [UInt8], from c: Connection) {
@@ -555,11 +688,16 @@ public final class ControlServer {
   /// reply and is not subscribed.
   private func finishIfDone(_ c: Connection) {
     guard clients[c.info.id] === c, c.head == c.queue.count else { return }
-    if c.closing || (c.readClosed && !c.backlogged && c.pendingRequests == 0 && c.subscription == nil) { close(c) }
+    if c.closing
+      || (c.readClosed && !c.backlogged && !c.isThrottled && c.pendingRequests == 0 && c.subscription == nil)
+    {
+      close(c)
+    }
   }
 
   private func close(_ c: Connection) {
     guard clients.removeValue(forKey: c.info.id) != nil else { return }
+    forgetThrottle(c)
     if let w = c.watch { loop.unregister(w) }
     if let t = c.closeTimer { loop.cancel(t) }
     c.watch = nil
@@ -604,6 +742,11 @@ private final class Connection {
   var closeTimer: TimerID?
   /// Requests handed to the handler and not yet answered.
   var pendingRequests = 0
+  /// Its rate limits' buckets (``ClientRateLimits``); nil when the server has none.
+  var buckets: (requests: TokenBucket, bytes: TokenBucket)?
+  /// While throttled: when it is served again. Its fd is out of the epoll set meanwhile.
+  var throttledUntil: MonotonicInstant?
+  var isThrottled: Bool { throttledUntil != nil }
 
   init(fd: Int32, info: ClientInfo, maxLineLength: Int) {
     self.fd = fd

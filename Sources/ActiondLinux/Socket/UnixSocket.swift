@@ -57,6 +57,14 @@ public enum UnixSocket {
     return PeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid, groups: groups)
   }
 
+  /// Whether the peer of a freshly accepted stream socket closed it without sending a
+  /// byte: a peeked read sees end-of-file (or a reset) with nothing before it.
+  static func peerLeftWithoutSending(_ fd: Int32) -> Bool {
+    var byte: UInt8 = 0
+    let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+    return n == 0 || (n < 0 && errno == ECONNRESET)
+  }
+
   /// SO_PEERGROUPS (Linux 4.13): the peer process's own supplementary groups, read
   /// without NSS lookups (which could block the loop on LDAP). nil when unsupported.
   static func peerGroups(_ fd: Int32) -> [UInt32]? {

@@ -43,6 +43,10 @@ typedef struct actiond_peer_credentials {
 /// 0 on success, -1 with errno set.
 int actiond_get_peer_credentials(int fd, actiond_peer_credentials *out);
 
+/// SIOCOUTQ on a connected AF_UNIX stream socket: the bytes sent on it that the peer has
+/// not read yet (ioctl is variadic, which Swift cannot call); -1 with errno set.
+int actiond_socket_unread_bytes(int fd);
+
 /// pipe2(2) (a GNU extension Glibc does not show Swift).
 int actiond_pipe2(int fds[2], int flags);
 

@@ -69,4 +69,25 @@ import Testing
       #expect(text.contains(promise), "docs/protocol.md does not say: \(promise)")
     }
   }
+  /// protocol.md's fairness bullet gives the clients' rate limits in figures: they are the
+  /// code's (ClientRateLimits.standard, the server's default).
+  @Test func theClientsRateLimitsAreDocumentedWithTheCodesFigures() throws {
+    let text = ProtocolDocTests.lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
+    let limits = ClientRateLimits.standard
+    #expect(ServerConfiguration().rateLimits == limits)
+    func kib(_ bytes: Int) -> String { "\(bytes / 1024) KiB" }
+    let requests = limits.requestBucket(at: .zero)
+    let bytes = limits.byteBucket(at: .zero)
+    let accepts = limits.acceptBucket(at: .zero)
+    for promise in [
+      "count: \(limits.requestBurst) at once, then \(limits.requestsPerSecond) per second",
+      "Bytes read from a connection count too: \(kib(limits.byteBurst)) at once, then \(kib(limits.bytesPerSecond)) per second",
+      "back to a quarter of what it may send at once (\(limits.resumeLevel(of: requests)) requests, \(kib(limits.resumeLevel(of: bytes))))",
+      "New connections, all clients together: \(limits.acceptBurst) at once, then \(limits.acceptsPerSecond) per second",
+      "accepts none until \(limits.resumeLevel(of: accepts)) are allowed again",
+    ] {
+      #expect(text.contains(promise), "docs/protocol.md does not say: \(promise)")
+    }
+    #expect(limits.resumeFraction == 4, "protocol.md says \"a quarter\"")
+  }
 }

@@ -55,7 +55,8 @@ import Testing
   }
 
   @Test func requestsSplitAcrossWritesAndManyPerWrite() throws {
-    let h = try ServerHarness()
+    // 500 pipelined requests: past the rate limits, which are tested on their own.
+    let h = try ServerHarness { $0.rateLimits = nil }
     let c = try h.connect()
     let line = Array(#"{"id":1,"request":"ping"}"#.utf8) + [10]
     for byte in line {
@@ -112,7 +113,11 @@ import Testing
   }
 
   @Test func twoHundredConcurrentClients() throws {
-    let h = try ServerHarness { $0.maxClients = 250 }
+    // 200 connections at once: past the accept rate, which is tested on its own.
+    let h = try ServerHarness {
+      $0.maxClients = 250
+      $0.rateLimits = nil
+    }
     var clients: [TestClient] = []
     for _ in 0..<200 {
       clients.append(try TestClient(path: h.path))
@@ -345,7 +350,8 @@ import Testing
   /// client: within one turn the timer runs before any client line, the other client is
   /// served, and the flooder gets at most its per-turn budget (issue 13, item 14).
   @Test func aFloodingClientCannotStarveATimerOrAnotherClient() throws {
-    let h = try ServerHarness()
+    // The per-turn bounds, without the rate limits over time (tested on their own).
+    let h = try ServerHarness { $0.rateLimits = nil }
     let flooder = try h.connect()
     let polite = try h.connect()
     var flood = ""
@@ -560,6 +566,141 @@ import Testing
     }
     #expect(ids == Array(1...20))
     #expect(!c.eof && !late.eof && h.server.clientCount == 3)
+  }
+
+  // MARK: Rate limits over time (issue 13, item 14)
+
+  /// Small figures, so a test sees a throttle and its end within milliseconds.
+  static let testLimits = ClientRateLimits(
+    requestBurst: 8, requestsPerSecond: 400, byteBurst: 1 << 20, bytesPerSecond: 1 << 20, acceptBurst: 1 << 10,
+    acceptsPerSecond: 1 << 10, resumeFraction: 4)
+
+  /// The ids of the replies and errors the client got, in order.
+  static func replyIDs(_ c: TestClient) -> [Int64] {
+    c.messages.compactMap { message -> Int64? in
+      switch message {
+      case .reply(let r): if case .integer(let id) = r.id { return id }
+      case .error(let id?, _): if case .integer(let n) = id { return n }
+      default: break
+      }
+      return nil
+    }
+  }
+
+  /// A client that pipelines requests gets its burst handled, then is throttled: out of
+  /// the epoll set, with one refill timer; it is served again at the rate, never faster,
+  /// gets every reply in order, also after it shut down its writing side; and when it is
+  /// done no timer is left (an idle daemon has none).
+  @Test func aPipeliningClientIsThrottledAtItsRateAndGetsEveryReply() throws {
+    let limits = Self.testLimits
+    let h = try ServerHarness { $0.rateLimits = limits }
+    let c = try h.connect()
+    var batch = ""
+    for i in 1...60 { batch += #"{"id":\#(i),"request":"ping"}"# + "\n" }
+    let start = h.loop.now()
+    #expect(c.sendRaw(Array(batch.utf8)) == batch.utf8.count)
+    #expect(shutdown(c.fd, Int32(SHUT_WR)) == 0)
+    try h.pump([c]) { h.server.throttledCount == 1 }
+    #expect(h.server.linesHandled == limits.requestBurst, "the burst, then the throttle")
+    #expect(h.server.hasThrottleTimer && h.loop.pendingTimerCount == 1)
+    // Served again at the rate: never more than the burst plus the rate times the time
+    // since the start (the clock is the loop's; a loaded machine can only make it slower).
+    var wasThrottledAgain = false
+    try h.pump([c]) {
+      let elapsed = h.loop.now() - start
+      let allowed = limits.requestBurst + Int(elapsed.nanoseconds * Int64(limits.requestsPerSecond) / 1_000_000_000)
+      #expect(h.server.linesHandled <= allowed + 1, "\(h.server.linesHandled) lines in \(elapsed)")
+      if h.server.linesHandled > limits.requestBurst && h.server.throttledCount == 1 { wasThrottledAgain = true }
+      return c.eof
+    }
+    #expect(wasThrottledAgain, "throttled again after the first refill")
+    #expect(Self.replyIDs(c) == Array(1...60), "every reply, in order")
+    #expect(h.server.clientCount == 0 && h.server.throttledCount == 0)
+    #expect(!h.server.hasThrottleTimer && h.loop.pendingTimerCount == 0 && !h.loop.isTimerArmed)
+  }
+
+  /// A client that sends one request and reads its reply before the next is never
+  /// throttled, however many it sends and however fast.
+  @Test func aClientThatReadsEachReplyBeforeTheNextIsNeverThrottled() throws {
+    let limits = Self.testLimits
+    let h = try ServerHarness { $0.rateLimits = limits }
+    let c = try h.connect()
+    for i in 1...(20 * limits.requestBurst) {
+      c.send(#"{"id":\#(i),"request":"status"}"#)
+      try h.pump([c]) { c.answer(.integer(Int64(i))) != nil }
+      #expect(h.server.throttledCount == 0 && !h.server.hasThrottleTimer, "throttled at request \(i)")
+    }
+    #expect(Self.replyIDs(c) == Array(1...Int64(20 * limits.requestBurst)))
+  }
+
+  /// Bytes count whatever they are: a client sending faster than its byte rate is
+  /// throttled after its burst (here one 64 KiB read) and still gets every reply.
+  @Test func aClientSendingMoreBytesThanItsRateIsThrottled() throws {
+    var limits = Self.testLimits
+    limits.requestBurst = 1 << 10
+    limits.byteBurst = 64 * 1024
+    limits.bytesPerSecond = 1 << 20
+    let h = try ServerHarness { $0.rateLimits = limits }
+    let c = try h.connect()
+    let padding = String(repeating: "x", count: 1000)
+    var batch = ""
+    for i in 1...200 { batch += #"{"id":\#(i),"request":"ping","pad":"\#(padding)"}"# + "\n" }
+    var offset = 0
+    let bytes = Array(batch.utf8)
+    var sawThrottle = false
+    try h.pump([c]) {
+      if offset < bytes.count {
+        let n = c.sendRaw(Array(bytes[offset...]))
+        if n > 0 { offset += n }
+      }
+      if h.server.throttledCount == 1 { sawThrottle = true }
+      return Self.replyIDs(c).count == 200
+    }
+    #expect(sawThrottle)
+    #expect(Self.replyIDs(c) == Array(1...200))
+    try h.pump([c]) { !h.server.hasThrottleTimer }
+    #expect(h.loop.pendingTimerCount == 0)
+  }
+
+  /// A reconnect storm's connections, closed by their peers before the daemon got to them,
+  /// cost no accept token: the clients queued behind them get in at once.
+  @Test func connectionsWhosePeersLeftCostNoAcceptToken() throws {
+    var limits = Self.testLimits
+    limits.acceptBurst = 4
+    limits.acceptsPerSecond = 1
+    let h = try ServerHarness { $0.rateLimits = limits }
+    for _ in 0..<40 { _ = try TestClient(path: h.path) }  // connected, and closed at once
+    var live: [TestClient] = []
+    for _ in 0..<4 { live.append(try TestClient(path: h.path)) }
+    try h.pump(live) { live.allSatisfy { !$0.messages.isEmpty } }
+    #expect(h.server.clientCount == 4 && !h.server.isAcceptThrottled)
+    // The fifth live one is past the burst: it waits (a token per second here).
+    let fifth = try TestClient(path: h.path)
+    try h.pump([fifth]) { h.server.isAcceptThrottled }
+    #expect(fifth.messages.isEmpty)
+  }
+
+  /// New connections beyond the accept burst wait in the listening queue; all get in, at
+  /// the accept rate, and the listener listens again.
+  @Test func connectionsBeyondTheAcceptBurstWaitInTheQueue() throws {
+    var limits = Self.testLimits
+    limits.acceptBurst = 4
+    limits.acceptsPerSecond = 200
+    let h = try ServerHarness { $0.rateLimits = limits }
+    var clients: [TestClient] = []
+    for _ in 0..<12 { clients.append(try TestClient(path: h.path)) }
+    let start = h.loop.now()
+    try h.loop.runOnce(until: h.loop.now() + .seconds(60))
+    #expect(h.server.clientCount == 4)
+    #expect(h.server.isAcceptThrottled)
+    try h.pump(clients) {
+      let elapsed = h.loop.now() - start
+      let allowed = limits.acceptBurst + Int(elapsed.nanoseconds * Int64(limits.acceptsPerSecond) / 1_000_000_000)
+      #expect(h.server.clientCount <= allowed + 1)
+      return clients.allSatisfy { !$0.messages.isEmpty }
+    }
+    #expect(h.server.clientCount == 12 && !h.server.isAcceptThrottled)
+    #expect(h.loop.pendingTimerCount == 0)
   }
 }
 

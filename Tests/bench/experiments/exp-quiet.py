@@ -4,13 +4,13 @@ the command's first instruction, paired by ACTIOND_PRESS_TIME); for a series wit
 its tag, split into the deadlines with the quiet (even millisecond) and without; the trial
 build's deadline-turn stamps; the C reactor series.
 
-    python3 Tests/bench/experiments/exp-quiet.py OUT_DIR/serial.log
+    python3 Tests/bench/experiments/exp-quiet.py OUT_DIR/serial.log [SCENARIO]
 """
 import os, sys, re, importlib.util
 spec = importlib.util.spec_from_file_location("bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench.py"))
 bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
 files = bench.serial_files(sys.argv[1])
-sc = next(v for k, v in files.items() if "exp" in k)
+sc = next(v for k, v in files.items() if (sys.argv[2] if len(sys.argv) > 2 else "exp") in k)  # optional: the scenario
 hold_ns = 100_000_000
 def pct(v, p):
     return bench.percentile(sorted(v), p) / 1e6 if v else float("nan")

@@ -1,0 +1,20 @@
+# EXPERIMENT ONLY (never committed): ACTIOND_EXP_LIMITS=reqBurst,reqRate,byteBurst,byteRate,accBurst,accRate
+# ("off": no limits) overrides ClientRateLimits.standard.
+import sys
+p = sys.argv[1] + "/Sources/ActiondLinux/Daemon/Daemon.swift"
+s = open(p).read()
+a = "    var serverConfiguration = ServerConfiguration(configuration.socket)\n"
+assert s.count(a) == 1
+s = s.replace(a, a + '''    if let raw = getenv("ACTIOND_EXP_LIMITS") {
+      let text = String(cString: raw)
+      if text == "off" {
+        serverConfiguration.rateLimits = nil
+      } else {
+        let v = text.split(separator: ",").map { Int($0)! }
+        serverConfiguration.rateLimits = ClientRateLimits(
+          requestBurst: v[0], requestsPerSecond: v[1], byteBurst: v[2], bytesPerSecond: v[3], acceptBurst: v[4],
+          acceptsPerSecond: v[5], resumeFraction: 4)
+      }
+    }
+''')
+open(p, "w").write(s)
