@@ -6,7 +6,8 @@
 # act_holds TAG BIN [WRAPPER...]: BENCH_N holds through it. abuse_phase TAG BIN [WRAPPER...]:
 # BENCH_ABUSE_N holds under BENCH_ABUSE_CLIENTS abusive clients, then, under the same abuse,
 # the C reactors named in $ABUSE_REACTORS (plain: its timer and spawn only; subnb: with a
-# subscriber and no waitpid), REACTOR_N holds each (BENCH_ABUSE_N by default).
+# subscriber and no waitpid), REACTOR_N holds each (BENCH_ABUSE_N by default); TAG-abuse.log
+# gets the abusers' counts and a line "cpu TAG daemon TICKS ticks in MS ms" for the holds.
 
 act_start() {  # TAG BIN [WRAPPER...]
   _t=$1; _b=$(command -v "$2"); shift 2
@@ -60,7 +61,11 @@ abuse_phase() {  # TAG BIN [WRAPPER...]; then reactors under the same abuse ($AB
   ABUSE_PID=$SPAWN_PID
   sleep 2
   step "actiond $_at under abuse, $BENCH_ABUSE_N holds"
+  # The daemon's CPU time (utime + stime, clock ticks) over the holds under abuse.
+  _c0=$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat"); _w0=$(now_ms)
   bdev_cmd "press $BENCH_ABUSE_N $((BENCH_HOLD_MS + 30)) 70"
+  _c1=$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat"); _w1=$(now_ms)
+  echo "cpu $_at daemon $((_c1 - _c0)) ticks in $((_w1 - _w0)) ms" >"$_at-cpu.txt"
   usleep 500000
   bdev_stop
   for _r in $ABUSE_REACTORS; do
@@ -72,6 +77,6 @@ abuse_phase() {  # TAG BIN [WRAPPER...]; then reactors under the same abuse ($AB
   kill -0 "$ABUSE_PID" 2>/dev/null || fail "abuse ended early"
   kill -TERM "$ABUSE_PID" 2>/dev/null
   wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
-  grep abuse "$_at-abuse.out" >"$_at-abuse.log" || true
+  { grep abuse "$_at-abuse.out"; cat "$_at-cpu.txt"; } >"$_at-abuse.log" || true
   act_stop "$_at"
 }
