@@ -6,7 +6,8 @@
 # socket (systemd is not running in a chroot, so nothing is started: deb-systemd-invoke
 # skips it), the installed binaries must run. With the second package given, actiond-mqtt
 # is installed after it (pulling libmosquitto1), runs, and its purge leaves actiond's
-# /etc/actiond alone. Then apt purge leaves nothing of ours.
+# /etc/actiond alone; installed again, `apt remove actiond` removes it too, keeping both
+# configurations. Then apt purge leaves nothing of ours.
 # Needs root, mmdebstrap and this host's apt sources (the network); about 3 minutes.
 # Usage: Tests/deb/fresh-install.sh PATH/actiond_VERSION_ARCH.deb [PATH/actiond-mqtt_VERSION_ARCH.deb]
 set -euo pipefail
@@ -71,9 +72,22 @@ if [ -n "$mqtt_deb" ]; then
   [ ! -e "$root/usr/sbin/actiond-mqtt" ] || fail "/usr/sbin/actiond-mqtt is still there after purge"
   [ -f "$root/etc/actiond/actiond.json" ] || fail "purging actiond-mqtt removed actiond's /etc/actiond/actiond.json"
   echo "test-deb-fresh: apt-get purge actiond-mqtt: gone, actiond's /etc/actiond kept"
+  # actiond-mqtt depends on actiond: removing actiond removes it too, and both keep what the
+  # operator configured until a purge.
+  in_root apt-get -q -y install "/tmp/${mqtt_deb##*/}" >"$work/reinstall-mqtt.log" 2>&1 \
+    || { cat "$work/reinstall-mqtt.log" >&2; fail "apt-get install ./${mqtt_deb##*/} (again)"; }
+  printf '{ broker: { host: "192.0.2.10" } }\n' >"$root/etc/actiond/mqtt.json5"
+  in_root apt-get -q -y remove actiond >"$work/remove.log" 2>&1 || { cat "$work/remove.log" >&2; fail "apt-get remove actiond"; }
+  for p in actiond actiond-mqtt; do
+    status=$(in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "deinstall ok config-files" ] || fail "after apt-get remove actiond, $p is '$status', not removed with its configuration kept"
+  done
+  [ -f "$root/etc/actiond/actiond.json" ] && [ -f "$root/etc/actiond/mqtt.json5" ] \
+    || fail "apt-get remove actiond lost /etc/actiond/actiond.json or mqtt.json5"
+  echo "test-deb-fresh: apt-get remove actiond: actiond-mqtt removed with it, both configurations kept"
 fi
 
-in_root apt-get -q -y purge actiond >"$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "apt-get purge actiond"; }
+in_root apt-get -q -y purge actiond ${mqtt_deb:+actiond-mqtt} >"$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "apt-get purge actiond"; }
 for p in etc/actiond var/lib/actiond usr/sbin/actiond lib/systemd/system/actiond.service etc/systemd/system/sockets.target.wants/actiond.socket; do
   [ ! -e "$root/$p" ] && [ ! -L "$root/$p" ] || fail "/$p is still there after purge"
 done
