@@ -88,14 +88,8 @@ both_bound() {
     usleep 50000
   done
 }
-# Checked at debug level first (start_daemon), then at the level a system runs, as in 02.
-start_daemon config.json
-both_bound
-stop_daemon
-spawn daemon-bench.log actiond --config config.json --socket "$SOCK" --state-dir "$STATE" --log-level warning
-DAEMON_PID=$SPAWN_PID
-until [ -S "$SOCK" ] && ctl status >/dev/null 2>&1; do usleep 50000; done
-both_bound
+# Checked at debug level first, then at the level a system runs (bench-lib.sh).
+bench_daemon config.json both_bound
 usleep 500000
 
 spawn sub.out $BENCHTOOL subscribe "$SOCK" "$WORK/gevents.txt"

@@ -41,13 +41,7 @@ cat >config.json <<CONFIG
   assignments: { action: { kind: "org.actiond.bench.mqtt" } },
 }
 CONFIG
-start_daemon config.json
-wait_bound
-# As in 02-actiond: checked at debug level, measured at the level a system runs.
-stop_daemon
-spawn daemon-bench.log actiond --config config.json --socket "$SOCK" --state-dir "$STATE" --log-level warning
-DAEMON_PID=$SPAWN_PID
-until [ -S "$SOCK" ] && ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
+bench_daemon config.json
 
 spawn mqtt-sub.out benchmqtt 127.0.0.1 1883 "$WORK/mqtt-events.log" "$BENCH_N" \
   actiond/bench/button/action/event actiond/bench/daemon

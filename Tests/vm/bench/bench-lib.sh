@@ -38,6 +38,20 @@ bdev_stop() {
   wait "$BDEV_PID" || fail "benchtool device failed: $(cat "$WORK/bdev.out")"
 }
 
+# bench_daemon CONFIG [BOUND]: actiond on CONFIG, checked once at the debug level start_daemon
+# runs it at (until BOUND, wait_bound by default, says its buttons are bound), then run again
+# at the level a system runs (warning), so that no figure pays for debug logging. Its output
+# goes to daemon-bench.log; DAEMON_PID is its pid.
+bench_daemon() {
+  _bd_bound=${2:-wait_bound}
+  start_daemon "$1"
+  $_bd_bound
+  stop_daemon
+  spawn daemon-bench.log actiond --config "$1" --socket "$SOCK" --state-dir "$STATE" --log-level warning
+  DAEMON_PID=$SPAWN_PID
+  $_bd_bound
+}
+
 # hold_presses: BENCH_N presses of threshold + 30 ms, 70 ms apart.
 hold_presses() {
   bdev_cmd "press $BENCH_N $((BENCH_HOLD_MS + 30)) 70"
