@@ -19,6 +19,20 @@ private func spin(
   }
 }
 
+/// Runs the loop with no deadline of the test's own (`runOnce(until: nil)` sleeps until
+/// something happens: only what the loop scheduled itself can wake it) until `condition`
+/// holds. A 60 s timer is the backstop: false when it was what ended the wait.
+private func sleepUntil(_ loop: EventLoop, limit: Int = 1000, _ condition: () -> Bool) throws -> Bool {
+  var backstop = false
+  loop.schedule(at: loop.now() + .seconds(60)) { _ in backstop = true }
+  var turns = 0
+  while !condition() && !backstop && turns < limit {
+    turns += 1
+    try loop.runOnce(until: nil)
+  }
+  return !backstop
+}
+
 /// A timerfd of the test's own, armed `span` from now: an external wakeup source the
 /// loop knows nothing about.
 private func externalTrigger(after span: TimeSpan) throws -> Int32 {
@@ -494,15 +508,8 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     let end = start + .milliseconds(30)
     loop.quiet(from: start, until: end)
     try Syscall.writeAll(client.write, [1])
-    var backstop = false
-    loop.schedule(at: start + .seconds(60)) { _ in backstop = true }
-    // runOnce(until: nil) sleeps until something happens: only the period's end can wake it.
-    var turns = 0
-    while servedAt == nil && !backstop && turns < 1000 {
-      turns += 1
-      try loop.runOnce(until: nil)
-    }
-    #expect(!backstop, "the loop did not wake for the end of the quiet period")
+    // Only the period's end can wake the loop.
+    #expect(try sleepUntil(loop) { servedAt != nil }, "the loop did not wake for the end of the quiet period")
     let served = try #require(servedAt)
     #expect(served >= end)
   }
@@ -526,10 +533,7 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     #expect(!loop.isQuiet)
     try Syscall.writeAll(client.write, [1])
     try spin(loop) { served == 1 }
-    var backstop = false
-    loop.schedule(at: loop.now() + .seconds(60)) { _ in backstop = true }
-    while loop.now() < start && !backstop { try loop.runOnce(until: nil) }
-    #expect(!backstop, "the loop did not wake for the start of the quiet period")
+    #expect(try sleepUntil(loop) { loop.now() >= start }, "the loop did not wake for the start of the quiet period")
     #expect(loop.isQuiet)
     try Syscall.writeAll(client.write, [2])
     try loop.runOnce(until: loop.now() + .milliseconds(20))
@@ -552,14 +556,7 @@ private func externalTrigger(after span: TimeSpan) throws -> Int32 {
     let start = loop.now()
     let quiet = loop.quiet(from: start)  // never ended
     try Syscall.writeAll(client.write, [1])
-    var backstop = false
-    loop.schedule(at: start + .seconds(60)) { _ in backstop = true }
-    var turns = 0
-    while servedAt == nil && !backstop && turns < 1000 {
-      turns += 1
-      try loop.runOnce(until: nil)
-    }
-    #expect(!backstop, "the client was never served")
+    #expect(try sleepUntil(loop) { servedAt != nil }, "the client was never served")
     let served = try #require(servedAt)
     #expect(served >= start + .milliseconds(20))
     #expect(loop.statistics.quietBreaks == 1)
