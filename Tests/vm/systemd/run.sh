@@ -345,16 +345,6 @@ printf 'passwd: files systemd\ngroup: files systemd\nshadow: files\n' >$n/etc/ns
 /bin/busybox umount /proc /sys /dev
 exec /bin/busybox switch_root $n /lib/systemd/systemd
 INIT
-chmod 0755 "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
-
-start=$(date +%s)
-timeout 600 qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nic none -display none -no-reboot \
-  -kernel "$cache/kernel/vmlinux" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 quiet panic=-1 systemd.unit=actiond-vmtest.target systemd.firstboot=off systemd.show_status=0 systemd.log_target=console systemd.log_level=warning" \
-  -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on \
-  -serial "file:$work/serial.log" </dev/null >"$work/qemu.log" 2>&1 || true
-tr -d '\r' <"$work/serial.log" | grep '^SYSTEMD' || true
-tr -d '\r' <"$work/serial.log" | grep -qx 'SYSTEMD-PASS' \
-  || { cat "$work/qemu.log" >&2; tail -60 "$work/serial.log" >&2; die "the guest did not pass (after $(($(date +%s) - start)) s; serial log above)"; }
+. "$here/boot.sh"
+systemd_boot 600 1024 60
 echo "test-systemd: passed in $(($(date +%s) - start)) s"
