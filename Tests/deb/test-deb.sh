@@ -123,6 +123,9 @@ done
 [ ! -e "$tmp/control/preinst" ] || fail "a preinst (stop before upgrade?): $(cat "$tmp/control/preinst")"
 # line numbers of what postinst does, in order
 at() { grep -nE -- "$1" "$tmp/control/postinst" | head -1 | cut -d: -f1; }
+# enabled_on_install POSTINST ENABLE: whether the deb-systemd-helper line ENABLE is in the
+# branch debhelper runs on a first install (the one beside its "was-enabled defaults to true").
+enabled_on_install() { grep -qF "was-enabled defaults to true" <(grep -B6 -A3 -- "$2" "$1"); }
 sysusers=$(at '^[[:space:]]*systemd-sysusers .*actiond\.conf$')
 restart=$(at "deb-systemd-invoke try-restart 'actiond.service'")
 start=$(at "deb-systemd-invoke start 'actiond.socket'")
@@ -132,7 +135,7 @@ start=$(at "deb-systemd-invoke start 'actiond.socket'")
 [ -n "$restart" ] || fail "postinst does not try-restart actiond.service on upgrade"
 grep -qF "deb-systemd-helper enable 'actiond.socket'" "$tmp/control/postinst" || fail "postinst does not enable actiond.socket"
 if grep -qE "invoke (start|restart) .*actiond\.service" "$tmp/control/postinst"; then fail "postinst starts actiond.service on install"; fi
-if grep -qF "was-enabled defaults to true" <(grep -B6 -A3 "enable 'actiond.service'" "$tmp/control/postinst"); then
+if enabled_on_install "$tmp/control/postinst" "enable 'actiond.service'"; then
   fail "postinst enables actiond.service on install"
 fi
 grep -qF "[ \"\$1\" = remove ]" "$tmp/control/prerm" && grep -qF "stop 'actiond.socket'" "$tmp/control/prerm" \
@@ -147,7 +150,7 @@ grep -qF 'actiond-notify.service' "$tmp/control/postrm" || fail "postrm does not
 # (--user enable stays only for re-enabling, on upgrade, what an administrator enabled)
 grep -qF "deb-systemd-helper --user debian-installed 'actiond-notify.service'" "$tmp/control/postinst" \
   || fail "postinst does not handle the user unit actiond-notify.service with --no-enable"
-if grep -qF "was-enabled defaults to true" <(grep -B6 -A3 -- "--user enable 'actiond-notify.service'" "$tmp/control/postinst"); then
+if enabled_on_install "$tmp/control/postinst" "--user enable 'actiond-notify.service'"; then
   fail "postinst enables the user unit actiond-notify.service for every user on install"
 fi
 echo "test-deb: actiond: conffiles, postinst (user before socket, socket enabled and started, service try-restarted, user unit not enabled), prerm, postrm (purge) as promised"
@@ -161,7 +164,7 @@ done
 [ ! -e "$m/preinst" ] || fail "actiond-mqtt has a preinst: $(cat "$m/preinst")"
 grep -qF "deb-systemd-invoke try-restart 'actiond-mqtt.service'" "$m/postinst" || fail "actiond-mqtt's postinst does not try-restart actiond-mqtt.service on upgrade"
 if grep -qE "invoke (start|restart) .*actiond-mqtt\.service" "$m/postinst"; then fail "actiond-mqtt's postinst starts actiond-mqtt.service"; fi
-if grep -qF "was-enabled defaults to true" <(grep -B6 -A3 "enable 'actiond-mqtt.service'" "$m/postinst"); then
+if enabled_on_install "$m/postinst" "enable 'actiond-mqtt.service'"; then
   fail "actiond-mqtt's postinst enables actiond-mqtt.service on install"
 fi
 grep -qF "[ \"\$1\" = remove ]" "$m/prerm" && grep -qF "stop 'actiond-mqtt.service'" "$m/prerm" \
