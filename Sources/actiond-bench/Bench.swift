@@ -2,13 +2,14 @@
 // the host. A benchmark, not a test: it measures and prints, it asserts nothing
 // about speed. `make bench-core` builds it in release mode and runs it.
 //
-//   actiond-bench [--runs N] [--events N] [--json]
+//   actiond-bench [--runs N] [--events N] [--holds N] [--json]
 //
 // The event stream is a realistic, seeded mix for three buttons: short presses and
 // holds around the threshold, kernel-style autorepeat, other keys of the same
 // devices, and the shared hold timer delivered the way the loop does it. Every run
 // replays the stream with later timestamps, so the recognizers stay in steady
-// state (monotonic time, no anomalies).
+// state (monotonic time, no anomalies). Then the engine's share of a hold (HoldTurn.swift):
+// the time of its key-down, deadline and release, with the announcements encoded.
 import ActiondCore
 import CAllocCounter
 import Glibc
@@ -18,7 +19,7 @@ struct Bench {
   static func main() {
     var options = Options()
     do { options = try Options.parse(Array(CommandLine.arguments.dropFirst())) } catch {
-      print("actiond-bench: \(error)\nusage: actiond-bench [--runs N] [--events N] [--json]")
+      print("actiond-bench: \(error)\nusage: actiond-bench [--runs N] [--events N] [--holds N] [--json]")
       exitWithFailure()
     }
     guard allocationCounterWorks() else {
@@ -60,6 +61,10 @@ struct Bench {
       print("actiond-bench: \(sink.anomalies) anomalies in the replayed stream: the benchmark itself is broken")
       exitWithFailure()
     }
+    guard let turn = HoldTurn.measure(holds: options.holds) else {
+      print("actiond-bench: the hold benchmark's engine did not arm, perform or settle as a hold should: it is broken")
+      exitWithFailure()
+    }
     if options.json {
       let report: JSONValue = [
         "benchmark": "recognizer",
@@ -72,6 +77,15 @@ struct Bench {
         "allocations": .integer(Int64(allocations)),
         "allocationsPerEvent": .double(perEvent),
         "announcementsPerRun": .integer(Int64(sink.announcements / UInt64(options.runs))),
+        "holdTurn": [
+          "holds": .integer(Int64(turn.holds)),
+          "keyDownMicrosP50": .double(turn.keyDownMicros),
+          "deadlineMicrosP50": .double(turn.deadlineMicros),
+          "deadlineMicrosP99": .double(turn.deadlineMicrosP99),
+          "releaseMicrosP50": .double(turn.releaseMicros),
+          "allocationsPerHold": .double(turn.allocationsPerHold),
+          "bytesPerHold": .integer(Int64(turn.bytesPerHold)),
+        ],
       ]
       print(JSONEncoding.compact(report))
     } else {
@@ -84,6 +98,10 @@ struct Bench {
           heap allocations in steady state: \(allocations) over \(totalEvents) events = \(perEvent) per event
           announcements per run: \(sink.announcements / UInt64(options.runs)) \
         (held: \(sink.held / UInt64(options.runs)))
+        hold turn (engine + wire encoding): \(turn.holds) holds
+          key-down p50 \(turn.keyDownMicros) µs, deadline p50 \(turn.deadlineMicros) µs \
+        (p99 \(turn.deadlineMicrosP99)), release p50 \(turn.releaseMicros) µs
+          heap allocations per hold: \(turn.allocationsPerHold); wire bytes per hold: \(turn.bytesPerHold)
         """)
     }
   }
@@ -110,6 +128,7 @@ struct Bench {
 struct Options {
   var runs = 11
   var events = 2_000_000
+  var holds = 20_000
   var json = false
 
   struct Invalid: Error, CustomStringConvertible { var description: String }
@@ -128,6 +147,7 @@ struct Options {
       switch arguments[index] {
       case "--runs": options.runs = try number(after: "--runs")
       case "--events": options.events = try number(after: "--events")
+      case "--holds": options.holds = try number(after: "--holds")
       case "--json": options.json = true
       default: throw Invalid(description: "unknown argument '\(arguments[index])'")
       }

@@ -255,6 +255,22 @@ def host(args):
 # --- VM results -------------------------------------------------------------------------------
 
 
+def hold_turn_rows(r):
+    """The engine's share of a hold (actiond-bench's `holdTurn`), for the host table."""
+    t = r.get("holdTurn")
+    if not t:
+        return []
+    return [
+        f"| a hold in the engine, its announcements encoded for the wire: key-down (`pressed`), µs | "
+        f"{t['keyDownMicrosP50']:.1f} | | | {t['holds']:,} holds |",
+        f"| … the deadline (`held`, `performing`, the command's request), µs (p99 {t['deadlineMicrosP99']:.1f}) | "
+        f"{t['deadlineMicrosP50']:.1f} | | | {t['holds']:,} holds |",
+        f"| … the release, µs | {t['releaseMicrosP50']:.1f} | | | {t['holds']:,} holds |",
+        f"| … heap allocations per hold (press, deadline, release, the command's outcome); wire bytes | "
+        f"{t['allocationsPerHold']:g} | | | {t['bytesPerHold']:,} bytes |",
+    ]
+
+
 def serial_files(serial):
     """{scenario: {file name: [lines]}} from the @@vm file markers of Tests/vm/init."""
     files, current = {}, None
@@ -1482,6 +1498,7 @@ def report(args):
         f"{r['eventsPerSecondMedian'] / 1e6:.1f} M | {r['eventsPerSecondMin'] / 1e6:.1f} M | "
         f"{r['eventsPerSecondMax'] / 1e6:.1f} M | {r['runs']} runs |",
         f"| recognizer, heap allocations per event | {r['allocationsPerEvent']:.4f} | | | {r['allocations']} in all |",
+        *hold_turn_rows(r),
         f"| `status` requests/s, 1 client, one in flight | {st['1']['p50']:,.0f} | {st['1']['min']:,.0f} | "
         f"{st['1']['max']:,.0f} | {st['1']['n']} runs |",
         f"| `status` requests/s, 16 clients, one in flight each | {st['16']['p50']:,.0f} | {st['16']['min']:,.0f} | "

@@ -344,9 +344,11 @@ public enum ServerMessage: Hashable, Sendable {
   /// The message as one wire line, newline included: the form the server queues and
   /// broadcasts (encoded once, shared by every subscriber).
   public var line: [UInt8] {
-    var s = JSONEncoding.compact(json)
-    s += "\n"
-    return Array(s.utf8)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(256)
+    JSONEncoding.compact(json, into: &bytes)
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
   }
 
   /// Reads one daemon line (leniently, for clients). Replies need the name of the

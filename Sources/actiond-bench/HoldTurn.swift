@@ -1,0 +1,100 @@
+import ActiondCore
+import CAllocCounter
+import Glibc
+
+/// The engine's share of a hold on the host: the key-down (`pressed`), the deadline (`held`,
+/// `performing` and the command's request) and the release, each announcement encoded as
+/// the wire line every subscriber gets. What the daemon adds around it (the devices, the
+/// socket writes, posix_spawn) is measured in the VM. The configuration is the VM bench's:
+/// one button whose hold toggles a stored value with a command.
+enum HoldTurn {
+  struct Figures {
+    var holds: Int
+    var keyDownMicros: Double
+    var deadlineMicros: Double
+    var deadlineMicrosP99: Double
+    var releaseMicros: Double
+    var allocationsPerHold: Double
+    var bytesPerHold: Int
+  }
+
+  /// Encodes each announcement as the server does and completes each command at once.
+  final class Output: ControlEngineOutput {
+    var armed: MonotonicInstant?
+    var jobs: [ControlEngine.PerformJob] = []
+    var bytes = 0
+    func announce(_ event: Event) { bytes &+= ServerMessage.event(event).line.count }
+    func log(_ level: LogLevel, _ message: String) {}
+    func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
+    func runIntent(_ job: ControlEngine.PerformJob) { jobs.append(job) }
+    func readValue(_ job: ControlEngine.ValueReadJob) {}
+    func persist(_ state: StateSnapshot) throws(ProtocolError) {}
+  }
+
+  static let configuration = """
+    { buttons: [ { name: "action", key: "KEY_PROG1", holdThresholdMs: 100 } ],
+      controls: [
+        { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
+          valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
+          intent: { type: "exec", argv: ["/usr/local/bin/benchtool", "record", "actiond", "/tmp/rec.log"] },
+          value: { type: "store", initial: false } } ],
+      assignments: { action: { kind: "org.actiond.bench.record" } } }
+    """
+
+  static func measure(holds: Int) -> Figures? {
+    guard let config = try? ConfigurationLoader.load(main: ConfigurationSource(name: "bench", text: configuration))
+    else { return nil }
+    let output = Output()
+    let engine = ControlEngine(configuration: config, output: output)
+    engine.start()
+    var t = MonotonicInstant(nanoseconds: 1_000_000_000_000)
+    var down: [Int] = [], deadline: [Int] = [], up: [Int] = []
+    down.reserveCapacity(holds)
+    deadline.reserveCapacity(holds)
+    up.reserveCapacity(holds)
+    var allocations: UInt64 = 0
+    var bytes = 0
+    // One warm-up hold, then the measured ones.
+    for hold in 0...holds {
+      let a0 = alloc_counter_allocations()
+      let b0 = output.bytes
+      var s = now()
+      engine.keyEvent(button: 0, code: 148, value: 1, at: t)
+      let d0 = now() - s
+      guard let due = output.armed else { return nil }
+      t = due
+      s = now()
+      engine.deadlineReached(at: t)
+      let d1 = now() - s
+      t = t + .milliseconds(30)
+      s = now()
+      engine.keyEvent(button: 0, code: 148, value: 0, at: t)
+      let d2 = now() - s
+      // The command "ran": its outcome settles the toggle before the next press.
+      for job in output.jobs { engine.performFinished(job: job.id, .succeeded) }
+      guard output.jobs.count == 1 else { return nil }
+      output.jobs.removeAll(keepingCapacity: true)
+      t = t + .milliseconds(70)
+      guard hold > 0 else { continue }
+      down.append(d0)
+      deadline.append(d1)
+      up.append(d2)
+      allocations += alloc_counter_allocations() - a0
+      bytes += output.bytes - b0
+    }
+    func quantile(_ values: [Int], _ q: Double) -> Double {
+      let sorted = values.sorted()
+      return Double(sorted[Int(Double(sorted.count - 1) * q)]) / 1000
+    }
+    return Figures(
+      holds: holds, keyDownMicros: quantile(down, 0.5), deadlineMicros: quantile(deadline, 0.5),
+      deadlineMicrosP99: quantile(deadline, 0.99), releaseMicros: quantile(up, 0.5),
+      allocationsPerHold: Double(allocations) / Double(holds), bytesPerHold: bytes / holds)
+  }
+
+  private static func now() -> Int {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+  }
+}

@@ -1,0 +1,76 @@
+# Experiment (issue 15 item 5), one boot: a scheduler and system-call trace (ftrace,
+# CLOCK_MONOTONIC) of idle holds, actiond against the C reactor doing the same deadline work
+# (`reactor --subscriber --noblock`), two interleaved rounds, to see where actiond's command
+# start loses time between the hold deadline and the command's first instruction: which
+# task runs when, the spawner's system calls in that window, the child's clone, exec and
+# first run. docs/benchmarks.md, hand-written section "The deadline turn, traced". Not part
+# of `make bench`:
+#   cp Tests/bench/experiments/12-exp-turn-trace.sh Tests/vm/bench/
+#   BENCH_ONLY=12-exp-turn-trace BENCH_N=40 [BENCH_EXTRA_BINS="/tmp/actiond-a ..."] \
+#     [EXP_SERIES="base:actiond-a new:actiond yield:actiond:ACTIOND_EXP_YIELD=1"] \
+#     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+#   python3 Tests/bench/experiments/exp-turn-trace.py OUT_DIR/serial.log
+# timeout: 1500
+. "$VM_LIB"
+. /vm/bench-lib.sh
+
+. /vm/exp-lib.sh
+
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null || { mkdir -p /tmp/tr; mount -t tracefs tracefs /tmp/tr; T=/tmp/tr; }
+echo mono >$T/trace_clock || echo "no mono clock" >trace-info.log
+echo 16384 >$T/buffer_size_kb
+# trace_on TAG SPAWNER_PID [SUB_PID]: scheduler events of every task, system calls of the
+# spawner (actiond or the reactor).
+trace_on() {
+  echo >$T/set_event
+  for e in sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new sched:sched_process_fork \
+    sched:sched_process_exec; do echo "$e" >>$T/set_event; done
+  echo 0 >$T/events/raw_syscalls/enable
+  echo "common_pid == $2" >$T/events/raw_syscalls/sys_enter/filter
+  echo "common_pid == $2" >$T/events/raw_syscalls/sys_exit/filter
+  echo 1 >$T/events/raw_syscalls/enable
+  echo >$T/trace
+  echo "pids $1 spawner $2 sub ${3:-0}" >>trace-info.log
+  echo 1 >$T/tracing_on
+}
+trace_off() {  # TAG
+  echo 0 >$T/tracing_on
+  grep -v '^#' $T/trace >"$1-trace.log"
+  echo "$1 $(wc -l <"$1-trace.log") trace lines" >>trace-info.log
+}
+act_traced() {  # TAG BIN [WRAPPER...]
+  bdev_start actiond-bench-button "$WORK/$1-down.log"
+  act_start "$@"
+  trace_on "$1" "$DAEMON_PID" "$SUB_PID"
+  step "actiond $*, $BENCH_N traced holds"
+  hold_presses
+  usleep 500000
+  trace_off "$1"
+  act_stop "$1"
+  bdev_stop
+}
+reactor_traced() {  # TAG
+  bdev_start "actiond-bench-$1" "$WORK/$1-down.log"
+  spawn "$1.out" $BENCHTOOL reactor "$BDEV_NODE" "$BENCH_HOLD_MS" "$BENCH_N" "$WORK/$1.log" \
+    --subscriber "$WORK/$1-events.log" --noblock $BENCHTOOL record "$1" "$WORK/$1-rec.log"
+  _reactor=$SPAWN_PID
+  wait_for_line "$1.out" '^ready' 10000
+  trace_on "$1" "$_reactor"
+  step "C reactor $1, $BENCH_N traced holds"
+  hold_presses
+  usleep 500000
+  trace_off "$1"
+  kill -TERM "$_reactor" 2>/dev/null
+  wait_pid "$_reactor" 10000 "the reactor $1"
+  bdev_stop
+}
+# BIN names of the series: EXP_SERIES ("TAG:BIN[:VAR=VALUE]" each), actiond alone by default.
+for k in $(seq "${EXP_ROUNDS:-2}"); do
+  for _s in ${EXP_SERIES:-act:actiond}; do
+    _tag=${_s%%:*}; _rest=${_s#*:}; _bin=${_rest%%:*}; _var=
+    [ "$_rest" = "$_bin" ] || _var=${_rest#*:}
+    if [ -n "$_var" ]; then act_traced "$_tag-$k" "$_bin" env "$_var"; else act_traced "$_tag-$k" "$_bin"; fi
+  done
+  reactor_traced rsub-$k
+done
