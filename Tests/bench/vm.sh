@@ -5,7 +5,7 @@
 # read-only over 9p (python3 + python3-evdev for the python peer). The samples come back in
 # the serial log (OUT/serial.log) as the scenarios' *.log files. Settings from the environment:
 # BENCH_N, BENCH_HOLD_MS, BENCH_IDLE_S, BENCH_BLAST, BENCH_ABUSE_N, BENCH_ABUSE_CLIENTS,
-# BENCH_GESTURE_N (Tests/vm/bench/bench-lib.sh says what each is); EXP_SERIES and EXP_ROUNDS
+# BENCH_GESTURE_N (Tests/vm/bench/bench-lib.sh says what each is); EXP_SERIES, EXP_ROUNDS, EXP_DOUBLE
 # for the experiment Tests/bench/experiments/12-exp-turn-trace.sh (its header says how).
 #
 #   Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
@@ -75,6 +75,7 @@ BENCH_ABUSE_CLIENTS=${BENCH_ABUSE_CLIENTS:-50}
 BENCH_GESTURE_N=${BENCH_GESTURE_N:-200}
 EXP_SERIES="${EXP_SERIES:-}"
 EXP_ROUNDS=${EXP_ROUNDS:-2}
+EXP_DOUBLE=${EXP_DOUBLE:-0}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$repo/Tests/bench/experiments/exp-lib.sh" "$extra/vm/exp-lib.sh"

@@ -299,12 +299,13 @@ led_trigger() {
 
 # spawn LOG COMMAND ARGS...: runs COMMAND in the background, stdout and stderr to LOG, and sets
 # SPAWN_PID. Use it for every background process: it closes the descriptors the library keeps
-# (3-6 hold device scripts open, 7 is the host channel), so a device's script ends when the
-# scenario closes it rather than when the last process that inherited it exits.
+# (3-6 hold device scripts open, 7 is the host channel, 8-9 the bench's device tools' answers),
+# so a device's script ends when the scenario closes it rather than when the last process that
+# inherited it exits.
 spawn() {
   _log=$1
   shift
-  "$@" </dev/null >"$_log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
+  "$@" </dev/null >"$_log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   SPAWN_PID=$!
 }
 

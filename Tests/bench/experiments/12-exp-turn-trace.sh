@@ -7,7 +7,7 @@
 # of `make bench`:
 #   cp Tests/bench/experiments/12-exp-turn-trace.sh Tests/vm/bench/
 #   BENCH_ONLY=12-exp-turn-trace BENCH_N=40 [BENCH_EXTRA_BINS="/tmp/actiond-a ..."] \
-#     [EXP_SERIES="base:actiond-a new:actiond yield:actiond:ACTIOND_EXP_YIELD=1"] \
+#     [EXP_SERIES="base:actiond-a new:actiond yield:actiond:ACTIOND_EXP_YIELD=1"] [EXP_DOUBLE=1] \
 #     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
 #   python3 Tests/bench/experiments/exp-turn-trace.py OUT_DIR/serial.log
 # timeout: 1500
@@ -65,6 +65,47 @@ reactor_traced() {  # TAG
   wait_pid "$_reactor" 10000 "the reactor $1"
   bdev_stop
 }
+# dbl_traced TAG BIN: BENCH_N double presses (40 ms, 80 ms up, 40 ms, 350 ms up) on a button
+# whose doublePress runs the recording command: the same turn, started by the second key-down
+# instead of the hold deadline (EXP_DOUBLE=1 adds it to every round).
+dbl_traced() {  # TAG BIN
+  bdev_start actiond-bench-button "$WORK/$1-down.log"
+  cat >"$1-config.json" <<CONFIG
+{
+  socket: { path: "$SOCK", mode: "0660" },
+  stateDirectory: "$STATE",
+  controlsDirectory: "$WORK/controls.d",
+  buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
+               holdThresholdMs: $BENCH_HOLD_MS, doublePressWindowMs: 300 } ],
+  controls: [
+    { kind: "org.actiond.bench.hold", type: "button", displayName: "Hold",
+      intent: { type: "exec", argv: ["/bin/true"] } },
+    { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
+      valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
+      intent: { type: "exec", argv: ["$BENCHTOOL", "record", "actiond", "$WORK/$1-rec.log"] },
+      value: { type: "store", initial: false } },
+  ],
+  assignments: { action: { hold: { kind: "org.actiond.bench.hold" }, doublePress: { kind: "org.actiond.bench.record" } } },
+}
+CONFIG
+  mkdir -p controls.d
+  rm -f "$SOCK"
+  spawn "$1-daemon.log" "$(command -v "$2")" --config "$1-config.json" --socket "$SOCK" --state-dir "$STATE" \
+    --log-level warning
+  DAEMON_PID=$SPAWN_PID
+  until [ -S "$SOCK" ] && ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
+  usleep 500000
+  spawn "$1-sub.out" $BENCHTOOL subscribe "$SOCK" "$WORK/$1-events.txt"
+  SUB_PID=$SPAWN_PID
+  wait_for_line "$1-sub.out" '^subscribed' 10000
+  trace_on "$1" "$DAEMON_PID" "$SUB_PID"
+  step "actiond $1 ($2), $BENCH_N traced double presses"
+  bdev_cmd "double $BENCH_N 40 80 40 350"
+  usleep 500000
+  trace_off "$1"
+  act_stop "$1"
+  bdev_stop
+}
 # BIN names of the series: EXP_SERIES ("TAG:BIN[:VAR=VALUE]" each), actiond alone by default.
 for k in $(seq "${EXP_ROUNDS:-2}"); do
   for _s in ${EXP_SERIES:-act:actiond}; do
@@ -72,5 +113,6 @@ for k in $(seq "${EXP_ROUNDS:-2}"); do
     [ "$_rest" = "$_bin" ] || _var=${_rest#*:}
     if [ -n "$_var" ]; then act_traced "$_tag-$k" "$_bin" env "$_var"; else act_traced "$_tag-$k" "$_bin"; fi
   done
+  [ "${EXP_DOUBLE:-0}" = 0 ] || dbl_traced "dbl-$k" actiond
   reactor_traced rsub-$k
 done

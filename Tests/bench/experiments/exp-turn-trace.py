@@ -50,9 +50,11 @@ for line in info:
     tr = parse(sc.get(f"{tag}-trace.log", []))
     rec = [l.split() for l in sc.get(f"{tag}-rec.log", [])]
     holds = []  # (deadline_ns, start_ns)
+    # A double press's command is paired with its second key-down, which starts the turn.
+    start_offset = 0 if tag.startswith("dbl") else HOLD_NS
     for r in rec:
         if len(r) >= 3:
-            holds.append((int(r[2]) * 1000 + HOLD_NS, int(r[1])))
+            holds.append((int(r[2]) * 1000 + start_offset, int(r[1])))
     if not tr or not holds:
         print(tag, "no trace or no samples")
         continue

@@ -27,26 +27,17 @@ SHORT_N=$((BENCH_GESTURE_N / 5))
 [ "$SHORT_N" -ge 10 ] || SHORT_N=10
 
 # gdev_start NAME FD: a `benchtool device` NAME (uinput, KEY_PROG1) fed through fd FD, its
-# key-down stamps in $WORK/NAME-down.log.
+# answers through fd FD + 5 (bench-lib.sh's tool_start), its key-down stamps in
+# $WORK/NAME-down.log.
 gdev_start() {
-  rm -f "$WORK/$1.fifo"
-  mkfifo "$WORK/$1.fifo"
-  $BENCHTOOL device "actiond-bench-$1" "$WORK/$1-down.log" <"$WORK/$1.fifo" >"$WORK/$1.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
-  eval "GDEV_PID_$1=\$!"
-  eval "exec $2>\"\$WORK/$1.fifo\""
-  wait_for_line "$WORK/$1.out" '^node ' 10000
+  tool_start "actiond-bench-$1" "$WORK/$1-down.log" "$2" $(($2 + 5)) "$WORK/$1.out"
+  eval "GDEV_PID_$1=\$TOOL_PID"
 }
 
-# gdev_cmd NAME FD COMMAND: one device command, waits for its `ok`.
+# gdev_cmd NAME FD COMMAND: one device command, waits for its `ok` (blocking, no polling).
 gdev_cmd() {
-  _before=$(grep -c '^ok$' "$WORK/$1.out")
   echo "$3" >&"$2"
-  _deadline=$(($(now_ms) + 600000))
-  while [ "$(grep -c '^ok$' "$WORK/$1.out")" -le "$_before" ]; do
-    grep -q 'benchtool' "$WORK/$1.out" && fail "device $1: $(cat "$WORK/$1.out")"
-    [ "$(now_ms)" -lt "$_deadline" ] || fail "device $1: '$3' did not finish"
-    usleep 20000
-  done
+  tool_answer $(($2 + 5)) "$WORK/$1.out" ok
 }
 
 gdev_start plain 3
@@ -126,5 +117,6 @@ memory gestures "$DAEMON_PID" >gestures-mem.log
 kill -TERM "$DAEMON_PID"
 wait_pid "$DAEMON_PID" 10000 "actiond after SIGTERM"
 exec 3>&- 4>&-
-eval "wait \$GDEV_PID_plain" || fail "benchtool device plain failed: $(cat plain.out)"
-eval "wait \$GDEV_PID_double" || fail "benchtool device double failed: $(cat double.out)"
+eval "wait \$GDEV_PID_plain" || fail "benchtool device plain failed: $(cat plain.out plain.out.err)"
+eval "wait \$GDEV_PID_double" || fail "benchtool device double failed: $(cat double.out double.out.err)"
+exec 8<&- 9<&-

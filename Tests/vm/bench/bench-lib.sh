@@ -7,35 +7,55 @@
 : "${BENCH_ABUSE_N:=0}" "${BENCH_ABUSE_CLIENTS:=50}"
 BENCHTOOL=/usr/local/bin/benchtool
 
-# bdev_start NAME [DOWN_FILE]: a `benchtool device` (uinput, KEY_PROG1) fed from bdev_cmd; its
-# key-down kernel timestamps go to DOWN_FILE ($WORK/down.log by default). Sets BDEV_NODE.
-bdev_start() {
-  rm -f "$WORK/bdev.fifo"
-  mkfifo "$WORK/bdev.fifo"
-  $BENCHTOOL device "$1" "${2:-$WORK/down.log}" <"$WORK/bdev.fifo" >"$WORK/bdev.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
-  BDEV_PID=$!
-  exec 3>"$WORK/bdev.fifo"
-  BDEV_CMDS=0
-  wait_for_line "$WORK/bdev.out" '^node ' 10000
-  BDEV_NODE=$(awk '$1 == "node" { print $2 }' "$WORK/bdev.out")
+# tool_start NAME DOWN_FILE CMD_FD ACK_FD LOG: a `benchtool device` NAME (uinput, KEY_PROG1),
+# its key-down kernel timestamps in DOWN_FILE, fed through fd CMD_FD; what it answers ("node
+# ...", then one "ok" per command) comes back through fd ACK_FD and is copied to LOG, its
+# errors to LOG.err. Sets TOOL_PID and TOOL_NODE.
+tool_start() {
+  rm -f "$WORK/$1.cmd" "$WORK/$1.ack"
+  mkfifo "$WORK/$1.cmd" "$WORK/$1.ack"
+  : >"$5"
+  $BENCHTOOL device "$1" "$2" <"$WORK/$1.cmd" >"$WORK/$1.ack" 2>"$5.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  TOOL_PID=$!
+  eval "exec $3>\"\$WORK/$1.cmd\" $4<\"\$WORK/$1.ack\""
+  tool_answer "$4" "$5" 'node *'
+  TOOL_NODE=$(awk '$1 == "node" { print $2 }' "$5")
 }
 
-# bdev_cmd COMMAND [TIMEOUT_MS]: runs one device command (press COUNT HOLD GAP, blast N,
+# tool_answer ACK_FD LOG PATTERN: reads the device tool's answers until one matches PATTERN
+# (a shell pattern). It blocks in read(): a loop polling a file every few milliseconds (a
+# grep and a usleep each time) would take the one vCPU from the processes being measured.
+# The tool exiting (a failed command) ends the read with EOF: that fails, with its errors;
+# a tool that hangs is the scenario's timeout's.
+tool_answer() {
+  while IFS= read -r _ta <&"$1"; do
+    echo "$_ta" >>"$2"
+    # shellcheck disable=SC2254
+    case $_ta in $3) return 0 ;; esac
+  done
+  fail "device tool: $(cat "$2" "$2.err")"
+}
+
+# bdev_start NAME [DOWN_FILE]: the bench's device (tool_start on fds 3 and 8), fed from
+# bdev_cmd; its key-down kernel timestamps go to DOWN_FILE ($WORK/down.log by default).
+# Sets BDEV_NODE.
+bdev_start() {
+  tool_start "$1" "${2:-$WORK/down.log}" 3 8 "$WORK/bdev.out"
+  BDEV_PID=$TOOL_PID
+  BDEV_NODE=$TOOL_NODE
+}
+
+# bdev_cmd COMMAND: runs one device command (press COUNT HOLD GAP, double ..., blast N,
 # sleep MS) and waits for it to finish.
 bdev_cmd() {
   echo "$1" >&3
-  BDEV_CMDS=$((BDEV_CMDS + 1))
-  _deadline=$(($(now_ms) + ${2:-600000}))
-  while [ "$(grep -c '^ok$' "$WORK/bdev.out")" -lt "$BDEV_CMDS" ]; do
-    grep -q 'benchtool' "$WORK/bdev.out" && fail "device: $(cat "$WORK/bdev.out")"
-    [ "$(now_ms)" -lt "$_deadline" ] || fail "device command '$1' did not finish"
-    usleep 50000
-  done
+  tool_answer 8 "$WORK/bdev.out" ok
 }
 
 bdev_stop() {
   exec 3>&-
-  wait "$BDEV_PID" || fail "benchtool device failed: $(cat "$WORK/bdev.out")"
+  wait "$BDEV_PID" || fail "benchtool device failed: $(cat "$WORK/bdev.out" "$WORK/bdev.out.err")"
+  exec 8<&-
 }
 
 # bench_daemon CONFIG [BOUND]: actiond on CONFIG, checked once at the debug level start_daemon
