@@ -1,6 +1,5 @@
 import ActiondCore
 import CAllocCounter
-import Glibc
 
 /// The engine's share of a hold on the host: the key-down (`pressed`), the deadline (`held`,
 /// `performing` and the command's request) and the release, each announcement encoded as
@@ -92,9 +91,10 @@ enum HoldTurn {
       allocationsPerHold: Double(allocations) / Double(holds), bytesPerHold: bytes / holds)
   }
 
+  /// Nanoseconds since the first call, on the clock Bench.swift times the recognizer with.
   private static func now() -> Int {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    let t = origin.duration(to: .now).components
+    return Int(t.seconds) * 1_000_000_000 + Int(t.attoseconds / 1_000_000_000)
   }
+  private static let origin = ContinuousClock.now
 }

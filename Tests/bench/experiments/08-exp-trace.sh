@@ -12,10 +12,7 @@
 . /vm/exp-lib.sh
 
 
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null || { mkdir -p /tmp/tr; mount -t tracefs tracefs /tmp/tr; T=/tmp/tr; }
-echo mono >$T/trace_clock || echo "no mono clock" >trace-info.log
-echo 16384 >$T/buffer_size_kb
+trace_setup
 echo >$T/set_event
 echo sched:sched_switch >>$T/set_event
 echo sched:sched_wakeup >>$T/set_event

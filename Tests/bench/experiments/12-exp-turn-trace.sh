@@ -16,10 +16,7 @@
 
 . /vm/exp-lib.sh
 
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null || { mkdir -p /tmp/tr; mount -t tracefs tracefs /tmp/tr; T=/tmp/tr; }
-echo mono >$T/trace_clock || echo "no mono clock" >trace-info.log
-echo 16384 >$T/buffer_size_kb
+trace_setup
 # trace_on TAG SPAWNER_PID [SUB_PID]: scheduler events of every task, system calls of the
 # spawner (actiond or the reactor).
 trace_on() {
@@ -88,16 +85,7 @@ dbl_traced() {  # TAG BIN
   assignments: { action: { hold: { kind: "org.actiond.bench.hold" }, doublePress: { kind: "org.actiond.bench.record" } } },
 }
 CONFIG
-  mkdir -p controls.d
-  rm -f "$SOCK"
-  spawn "$1-daemon.log" "$(command -v "$2")" --config "$1-config.json" --socket "$SOCK" --state-dir "$STATE" \
-    --log-level warning
-  DAEMON_PID=$SPAWN_PID
-  until [ -S "$SOCK" ] && ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
-  usleep 500000
-  spawn "$1-sub.out" $BENCHTOOL subscribe "$SOCK" "$WORK/$1-events.txt"
-  SUB_PID=$SPAWN_PID
-  wait_for_line "$1-sub.out" '^subscribed' 10000
+  act_launch "$1" "$2"
   trace_on "$1" "$DAEMON_PID" "$SUB_PID"
   step "actiond $1 ($2), $BENCH_N traced double presses"
   bdev_cmd "double $BENCH_N 40 80 40 350"

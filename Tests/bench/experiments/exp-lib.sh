@@ -2,7 +2,9 @@
 # /vm/bench-lib.sh; Tests/bench/vm.sh puts this file at /vm/exp-lib.sh in every bench boot).
 # act_start TAG BIN [WRAPPER...]: BIN (a name in the guest's PATH: actiond or a variant build
 # given with BENCH_EXTRA_BINS) on the bench button with a recording toggle, log level warning,
-# under WRAPPER if given, and a subscriber; its files are TAG-*. act_stop TAG ends both.
+# under WRAPPER if given, and a subscriber; its files are TAG-*. act_launch TAG BIN
+# [WRAPPER...]: the same on a TAG-config.json the caller wrote. act_stop TAG ends both.
+# trace_setup: tracefs mounted at $T, CLOCK_MONOTONIC stamps, a 16 MiB buffer.
 # act_holds TAG BIN [WRAPPER...]: BENCH_N holds through it. abuse_phase TAG BIN [WRAPPER...]:
 # BENCH_ABUSE_N holds under BENCH_ABUSE_CLIENTS abusive clients, then, under the same abuse,
 # the C reactors named in $ABUSE_REACTORS (plain: its timer and spawn only; subnb: with a
@@ -10,7 +12,7 @@
 # gets the abusers' counts and a line "cpu TAG daemon TICKS ticks in MS ms" for the holds.
 
 act_start() {  # TAG BIN [WRAPPER...]
-  _t=$1; _b=$(command -v "$2"); shift 2
+  _t=$1; _n=$2; shift 2
   cat >"$_t-config.json" <<CONFIG
 {
   socket: { path: "$SOCK", mode: "0660" },
@@ -27,6 +29,10 @@ act_start() {  # TAG BIN [WRAPPER...]
   assignments: { action: { kind: "org.actiond.bench.record" } },
 }
 CONFIG
+  act_launch "$_t" "$_n" "$@"
+}
+act_launch() {  # TAG BIN [WRAPPER...]
+  _t=$1; _b=$(command -v "$2"); shift 2
   mkdir -p controls.d
   rm -f "$SOCK"
   spawn "$_t-daemon.log" "$@" "$_b" --config "$_t-config.json" --socket "$SOCK" --state-dir "$STATE" --log-level warning
@@ -79,4 +85,10 @@ abuse_phase() {  # TAG BIN [WRAPPER...]; then reactors under the same abuse ($AB
   wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
   { grep abuse "$_at-abuse.out"; cat "$_at-cpu.txt"; } >"$_at-abuse.log" || true
   act_stop "$_at"
+}
+trace_setup() {
+  T=/sys/kernel/tracing
+  [ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null || { mkdir -p /tmp/tr; mount -t tracefs tracefs /tmp/tr; T=/tmp/tr; }
+  echo mono >$T/trace_clock || echo "no mono clock" >trace-info.log
+  echo 16384 >$T/buffer_size_kb
 }
