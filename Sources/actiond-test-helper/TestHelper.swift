@@ -11,6 +11,10 @@
 //     "FORWARDED DISCARDED_LINES DISCARDED_BYTES GROWTH_KB OUTCOME": GROWTH_KB is this
 //     process's peak RSS during the run over its RSS before it. In a process of its own
 //     so that no other test's memory counts.
+//
+//   actiond-test-helper serve-fifo CONFIG FIFO
+//     The daemon with its first button read from a FIFO of input_event records
+//     (ServeFIFO.swift), for make bench's host command-start figures.
 import ActiondCore
 import ActiondLinux
 import Glibc
@@ -20,8 +24,9 @@ struct TestHelper {
   static func main() {
     let arguments = CommandLine.arguments
     if arguments.count == 2, arguments[1] == "drain-output" { drainOutput() }
+    if arguments.count == 4, arguments[1] == "serve-fifo" { ServeFIFO.run(config: arguments[2], fifo: arguments[3]) }
     guard arguments.count == 4, arguments[1] == "write-state", let first = Int64(arguments[3]) else {
-      fail("usage: actiond-test-helper write-state DIR FIRST | drain-output")
+      fail("usage: actiond-test-helper write-state DIR FIRST | drain-output | serve-fifo CONFIG FIFO")
     }
     _ = signal(SIGTERM, SIG_IGN)
     let store = StateStore(directory: arguments[2])

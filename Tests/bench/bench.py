@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
 
-    bench.py host --actiond BIN --core BIN --tool BIN --out FILE.json
+    bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] --out FILE.json
         host figures: recognizer (actiond-bench --json), `status` requests/s with 1 and 16
         clients, fan-out of one announcement to 1,000 subscribers, config load time for
-        200 controls, start -> READY=1 with 10 controls, binary size
+        200 controls, start -> READY=1 with 10 controls, binary size; with --helper
+        (actiond-test-helper) command start and `held` on one host core, actiond against the
+        C reactor, idle and under 50 abusive clients
+    bench.py commands --helper BIN --tool BIN --out FILE.json
+        only those last figures, printed
     bench.py abuse --actiond BIN --tool BIN --out FILE.json
         a well-behaved client's `status` round trips idle and while 50 abusive clients
         (garbage, 10 MB lines, connect storms, slow readers) hammer the socket, and the
@@ -164,6 +168,156 @@ def socket_abuse(actiond, tool, work, clients=50, requests=2000):
         stop_daemon(proc)
 
 
+HOST_HOLD_MS = 100
+
+
+def host_commands(helper, tool, work, holds, rounds, clients=50):
+    """Command start and `held` on the host's own CPU: the daemon itself (actiond-test-helper
+    serve-fifo: actiond's engine, loop, server and runner, its button read from a FIFO of
+    input_event records, since this kernel has no uinput) against the C reactor doing the same
+    deadline work (`reactor --subscriber --noblock`) on a FIFO of its own, both fed the same
+    presses by `benchtool fifopress`, idle and while `clients` abusive clients hammer actiond's
+    socket (the reactor runs then too, as in the VM). Every process of a series is pinned to
+    one CPU, the guest's single vCPU's situation without the emulator. Interleaved rounds;
+    samples paired by ACTIOND_PRESS_TIME, an early one fails the run."""
+    cpu = str(max(os.sched_getaffinity(0)))
+    pin = ["taskset", "-c", cpu]
+    d = os.path.join(work, "commands")
+    os.makedirs(os.path.join(d, "controls.d"), exist_ok=True)
+    sock = os.path.join(d, "actiond.sock")
+    hold_ns = HOST_HOLD_MS * 1_000_000
+    out = {"cpu": int(cpu), "holds": holds, "rounds": rounds, "clients": clients, "series": {}}
+    started = []  # every process of the run, killed should it end early
+
+    def start(cmd, **kw):
+        proc = subprocess.Popen(cmd, **kw)
+        started.append(proc)
+        return proc
+
+    def config(rec):
+        path = os.path.join(d, "config.json")
+        with open(path, "w") as f:
+            json.dump({
+                "socket": {"path": sock, "mode": "0660"}, "stateDirectory": os.path.join(d, "state"),
+                "controlsDirectory": os.path.join(d, "controls.d"),
+                "buttons": [{"name": "action", "key": "KEY_PROG1", "match": {"name": "actiond-bench-fifo"},
+                             "holdThresholdMs": HOST_HOLD_MS}],
+                "controls": [dict(control("record", {"type": "exec", "argv": [tool, "record", "actiond", rec]}),
+                                  kind="org.actiond.bench.record")],
+                "assignments": {"action": {"kind": "org.actiond.bench.record"}}}, f)
+        return path
+
+    def fifo(name):
+        path = os.path.join(d, name)
+        if os.path.exists(path):
+            os.unlink(path)
+        os.mkfifo(path)
+        return path
+
+    def press(path, downs):
+        run(pin + [tool, "fifopress", path, str(holds), str(HOST_HOLD_MS + 30), "70", downs])
+
+    def lines(path):
+        with open(path) as f:
+            return f.read().splitlines()
+
+    def commands(rec, tag, downs):
+        """Deadline -> the command's first instruction, each paired with its own key-down."""
+        by_press = {}
+        for line in lines(rec):
+            p = line.split()
+            if len(p) == 3 and p[0] == tag:
+                by_press[int(p[2]) * 1000] = int(p[1])
+        got = []
+        for down in downs:
+            t = by_press.get(down)
+            if t is None:
+                continue
+            if t < down + hold_ns:
+                sys.exit(f"bench: host {tag} command started before its deadline: key-down {down}, command {t}")
+            got.append(t - down - hold_ns)
+        return got
+
+    def held(events):
+        return [int(p[3]) - int(p[1]) * 1000 for p in (l.split() for l in lines(events)) if p and p[0] == "held"]
+
+    def add(name, values):
+        out["series"].setdefault(name, []).extend(values)
+
+    def actiond_series(abused, k):
+        tag = f"{'abused' if abused else 'idle'}-{k}"
+        rec, events, downs = (os.path.join(d, f"actiond-{tag}{x}") for x in ("-rec.log", "-events.txt", "-down.log"))
+        path = fifo("actiond.fifo")
+        log = open(os.path.join(d, f"actiond-{tag}.log"), "w")
+        daemon = start(pin + [helper, "serve-fifo", config(rec), path], stdout=log, stderr=log)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(sock):
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"bench: serve-fifo did not start; see {log.name}")
+            time.sleep(0.02)
+        sub = start(pin + [tool, "subscribe", sock, events, str(holds)], stdout=subprocess.PIPE, text=True)
+        if not sub.stdout.readline().startswith("subscribed"):
+            sys.exit("bench: the host subscriber did not subscribe")
+        abuser = None
+        if abused:
+            abuser = start(pin + [tool, "abuse", sock, str(clients), "3600"], stdout=subprocess.PIPE, text=True)
+            time.sleep(2)
+        cpu0 = cpu_seconds(daemon.pid)
+        press(path, downs)
+        cpu1 = cpu_seconds(daemon.pid)
+        try:
+            sub.wait(10)
+        except subprocess.TimeoutExpired:
+            sub.kill()
+            sub.wait()
+        return daemon, abuser, cpu1 - cpu0, rec, events, downs, tag
+
+    def reactor_series(tag):
+        rec, events, downs, log = (os.path.join(d, f"reactor-{tag}{x}") for x in
+                                   ("-rec.log", "-events.log", "-down.log", ".log"))
+        path = fifo("reactor.fifo")
+        r = start(pin + [tool, "reactor", path, str(HOST_HOLD_MS), str(holds), log, "--subscriber", events,
+                         "--noblock", tool, "record", "rsub", rec], stdout=subprocess.PIPE, text=True)
+        if not r.stdout.readline().startswith("ready"):
+            sys.exit("bench: the host reactor did not start")
+        press(path, downs)
+        try:
+            r.wait(10)
+        except subprocess.TimeoutExpired:
+            r.kill()
+            r.wait()
+        timer = [int(l.split()[1]) for l in lines(log) if l.startswith("overshoot ")]
+        return commands(rec, "rsub", [int(l.split()[1]) for l in lines(downs)]), held(events), timer
+
+    try:
+        for k in range(1, rounds + 1):
+            for abused in (False, True):
+                kind = "Abused" if abused else "Idle"
+                print(f"bench: host command start, round {k}, {'under abuse' if abused else 'idle'}", flush=True)
+                daemon, abuser, cpu_s, rec, events, downs, tag = actiond_series(abused, k)
+                down_ns = [int(l.split()[1]) for l in lines(downs)]
+                add(f"actiond{kind}Command", commands(rec, "actiond", down_ns))
+                add(f"actiond{kind}Held", held(events))
+                out.setdefault(f"actiond{kind}CPUSeconds", []).append(cpu_s)
+                # The reactor while the same abusers hammer actiond (which keeps serving them).
+                c, h, t = reactor_series(tag)
+                add(f"reactor{kind}Command", c)
+                add(f"reactor{kind}Held", h)
+                add(f"reactor{kind}Timer", t)
+                if abuser:
+                    abuser.send_signal(signal.SIGTERM)
+                    abuser.wait(10)
+                stop_daemon(daemon)
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    out["summary"] = {name: summary(v) for name, v in out["series"].items()}
+    out["missed"] = {name: rounds * holds - len(v) for name, v in out["series"].items()}
+    return out
+
+
 def abuse(args):
     work = tempfile.mkdtemp(prefix="actiond-bench-")
     try:
@@ -176,6 +330,19 @@ def abuse(args):
     print(f"status p50/p99/max idle {ms(a['idle']['p50'])}/{ms(a['idle']['p99'])}/{ms(a['idle']['max'])} ms; "
           f"under {a['clients']} abusive clients {ms(a['abused']['p50'])}/{ms(a['abused']['p99'])}/"
           f"{ms(a['abused']['max'])} ms; daemon CPU {a['daemonCPUSeconds']:.1f} s in {a['wallSeconds']:.1f} s")
+
+
+def commands_only(args):
+    work = tempfile.mkdtemp(prefix="actiond-bench-")
+    try:
+        results = {"machine": machine(),
+                   "commands": host_commands(args.helper, args.tool, work, args.command_holds, args.command_rounds)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    for name, v in sorted(results["commands"]["summary"].items()):
+        print(f"{name:28s} n={v['n']:4d} p50={ms(v['p50'])} p99={ms(v['p99'])} max={ms(v['max'])} ms")
 
 
 def host(args):
@@ -236,6 +403,10 @@ def host(args):
 
         # A well-behaved client while 50 others abuse the socket (issue 13, item 14).
         results["abuse"] = socket_abuse(args.actiond, args.tool, work)
+
+        # Command start and `held` on the host's own CPU, against the C reactor (issues 13, 15).
+        if args.helper:
+            results["commands"] = host_commands(args.helper, args.tool, work, args.command_holds, args.command_rounds)
 
         # Binary size: as built and stripped.
         stripped = os.path.join(work, "actiond.stripped")
@@ -1070,6 +1241,89 @@ def abuse_reactor_rows(vmr):
     return rows
 
 
+def host_command_rows(host):
+    """The issue 15 and 13 margins on the host's own CPU (`host_commands`: one core, no
+    emulator): command start p50 against the C reactor doing the same deadline work, `held`
+    p99 against its timer wake-up and against its `held`, and under the abusers p99 against
+    idle and against the reactor under the same abuse."""
+    c = host.get("commands")
+    if not c:
+        return []
+    p = lambda k, q: c["summary"].get(k, {}).get(q)  # noqa: E731
+    rows = []
+    where = "on the host's own CPU (one core)"
+    a, r = p("actiondIdleCommand", "p50"), p("reactorIdleCommand", "p50")
+    over = a - r - COMMAND_MARGIN
+    rows.append(f"| command start {where}, p50 (p99) | {ms(a)} ms ({ms(p('actiondIdleCommand', 'p99'))}) | C reactor "
+                f"doing the same deadline work {ms(r)} ms (gap {gap(a - r)}) | within {COMMAND_MARGIN / 1e6:g} ms of "
+                f"it | {verdict(over <= 0, f'{ms(over)} ms over it + {COMMAND_MARGIN / 1e6:g} ms')} |")
+    v, rt, rh = p("actiondIdleHeld", "p99"), p("reactorIdleTimer", "p99"), p("reactorIdleHeld", "p99")
+    over = v - rt - HELD_MARGIN
+    rows.append(f"| `held` lateness {where}, p99 (p50) | {ms(v)} ms ({ms(p('actiondIdleHeld', 'p50'))}) | C reactor "
+                f"timer wake-up p99 {ms(rt)} ms (gap {gap(v - rt)}) | p99 ≤ that + {HELD_MARGIN / 1e6:g} ms | "
+                f"{verdict(over <= 0, f'{ms(over)} ms over it + {HELD_MARGIN / 1e6:g} ms')} |")
+    over = v - rh - HELD_MARGIN
+    rows.append(f"| … against the C reactor announcing it the same way | {ms(v)} ms | its `held` read p99 {ms(rh)} ms "
+                f"(gap {gap(v - rh)}) | ≤ that + {HELD_MARGIN / 1e6:g} ms | "
+                f"{verdict(over <= 0, f'{ms(over)} ms over it + {HELD_MARGIN / 1e6:g} ms')} |")
+    for label, key in (("`held` lateness", "Held"), ("command start", "Command")):
+        a, idle, r = p(f"actiondAbused{key}", "p99"), p(f"actiondIdle{key}", "p99"), p(f"reactorAbused{key}", "p99")
+        worst = max(idle, r)
+        over = a - worst - ABUSE_MARGIN
+        missed = ", ".join(x for x in [
+            f"{ms(a - idle - ABUSE_MARGIN)} ms over idle + {ABUSE_MARGIN / 1e6:g} ms" if a - idle > ABUSE_MARGIN else "",
+            f"{ms(a - r - ABUSE_MARGIN)} ms over the reactor + {ABUSE_MARGIN / 1e6:g} ms" if a - r > ABUSE_MARGIN else ""]
+            if x)
+        rows.append(f"| {label} under {c['clients']} abusive clients {where}, p99 | {ms(a)} ms | idle p99 {ms(idle)} ms "
+                    f"(gap {gap(a - idle)}); C reactor doing the same work, same abuse: p99 {ms(r)} ms (gap "
+                    f"{gap(a - r)}) | p99 ≤ each + {ABUSE_MARGIN / 1e6:g} ms | {verdict(not missed, missed)} |")
+    return rows
+
+
+HOST_COMMAND_SERIES = (
+    ("actiondIdleCommand", "actiond command start", "hold deadline → the recording command's first instruction"),
+    ("reactorIdleCommand", "C reactor doing the same deadline work: command start",
+     "the same; `held` and `performing` to its subscriber first, back to epoll after the spawn"),
+    ("actiondIdleHeld", "actiond `held` → subscriber", "hold deadline → a subscriber's read()"),
+    ("reactorIdleHeld", "C reactor: `held` → subscriber", "the same, through its socketpair"),
+    ("reactorIdleTimer", "C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
+    ("actiondAbusedCommand", "actiond command start, abused", "as above, 50 abusive clients on actiond's socket"),
+    ("reactorAbusedCommand", "C reactor command start, same abuse", "as above, while the abusers hammer actiond"),
+    ("actiondAbusedHeld", "actiond `held` → subscriber, abused", "as above, 50 abusive clients on actiond's socket"),
+    ("reactorAbusedHeld", "C reactor: `held` → subscriber, same abuse", "as above, while the abusers hammer actiond"),
+    ("reactorAbusedTimer", "C reactor timerfd overshoot, same abuse", "as above, while the abusers hammer actiond"),
+)
+
+
+def host_command_section(host):
+    c = host.get("commands")
+    if not c:
+        return []
+    rows = ["| series | n | min | p50 | p99 | max | measured from → to |", "|---|---:|---:|---:|---:|---:|---|"]
+    for key, label, what in HOST_COMMAND_SERIES:
+        v = c["summary"].get(key)
+        if v and v.get("n"):
+            rows.append(f"| {label} | {v['n']} | {ms(v['min'])} | {ms(v['p50'])} | {ms(v['p99'])} | {ms(v['max'])} | "
+                        f"{what} |")
+    cpu = c.get("actiondAbusedCPUSeconds", [])
+    missing = {k: v for k, v in c.get("missed", {}).items() if v}
+    return [
+        "", "## On the host's own CPU: command start and `held`, one core", "",
+        "The daemon itself (engine, loop, socket server, process runner: `actiond-test-helper serve-fifo`, which "
+        "runs actiond's `Daemon` with its button read from a FIFO of kernel `input_event` records, since the "
+        "host's kernel has no uinput) against the C reactor doing the same deadline work (`benchtool reactor "
+        "--subscriber --noblock` on a FIFO of its own), both fed the same presses by `benchtool fifopress` "
+        f"(hold threshold {HOST_HOLD_MS} ms, holds of threshold + 30 ms, 70 ms apart), with every process of a "
+        f"series pinned to CPU {c['cpu']}: the one-vCPU guest's situation without the emulator. {c['rounds']} "
+        f"interleaved rounds of {c['holds']} holds, idle and while {c['clients']} abusive clients hammer actiond's "
+        "socket (the reactor runs then too, while actiond serves them); commands paired with their own press by "
+        "`ACTIOND_PRESS_TIME`, none early" + (f"; missing samples: {missing}" if missing else "") + ". "
+        f"actiond's CPU during its abused holds: {', '.join(f'{x:.2f}' for x in cpu)} s per round of "
+        f"{c['holds'] * (HOST_HOLD_MS + 100) / 1000:.0f} s. Milliseconds.",
+        "", *rows,
+    ]
+
+
 GESTURE_COMPARED = (("`pressed` → subscriber", "gPlainPressed", "gDoublePressed"),
                     ("`held` lateness", "gPlainHeld", "gDoubleHeld"),
                     ("hold command start", "gPlainCommand", "gDoubleHoldCommand"))
@@ -1399,6 +1653,7 @@ def report(args):
                         f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
         rows += mqtt_rows(vmr)
         rows += abuse_rows(vmr, host)
+        rows += host_command_rows(host)
         rows += gesture_rows(vmr)
         lines += rows
         lines += ["", TARGETS]
@@ -1425,12 +1680,16 @@ def report(args):
     lines += [
         "",
         "Under TCG the guest runs about 8× slower than the host, so absolute VM figures are inflated; "
-        "the ratios to the limits and to the peers measured in the same boot are what count.",
+        "the ratios to the limits and to the peers measured in the same boot are what count. The rows "
+        "\"on the host's own CPU\" make the same comparisons without the emulator (section of that name).",
         "",
     ]
     if vmr:
         lines += notes(vmr)
     lines += hand_written(args.doc)
+    lines += host_command_section(host)
+    if host.get("commands"):
+        lines.append("")
     if vmr:
         lines += [
             "## In the VM: the real evdev path",
@@ -1604,6 +1863,15 @@ def main():
     h.add_argument("--repeat", type=int, default=21)
     h.add_argument("--seconds", type=float, default=2.0)
     h.add_argument("--rounds", type=int, default=30)
+    h.add_argument("--helper", help="actiond-test-helper (serve-fifo): adds the host command-start figures")
+    h.add_argument("--command-holds", type=int, default=200)
+    h.add_argument("--command-rounds", type=int, default=2)
+    c = sub.add_parser("commands", help="the host command-start figures alone (printed, and --out)")
+    c.add_argument("--helper", required=True)
+    c.add_argument("--tool", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--command-holds", type=int, default=200)
+    c.add_argument("--command-rounds", type=int, default=2)
     a = sub.add_parser("abuse")
     a.add_argument("--actiond", required=True)
     a.add_argument("--tool", required=True)
@@ -1624,7 +1892,8 @@ def main():
     r.add_argument("--doc", required=True)
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
-    {"host": host, "abuse": abuse, "vm": vm, "mqtt": mqtt_only, "report": report}[args.command](args)
+    {"host": host, "abuse": abuse, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
+     "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

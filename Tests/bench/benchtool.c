@@ -25,12 +25,18 @@
 //                                            "blast sent N released N seconds S"
 //                                          sleep MS | quit
 //                                        prints "node /dev/input/eventN" once created
+//   benchtool fifopress FIFO COUNT HOLD_MS GAP_MS OUT   the host's stand-in for `device`
+//                                        (its kernel has no uinput): COUNT presses written to
+//                                        FIFO as evdev's input_event records (KEY_PROG1 down,
+//                                        SYN, up, SYN), stamped on CLOCK_MONOTONIC when
+//                                        written; "down <ns>" per key-down goes to OUT
 //   benchtool subscribe SOCK OUT [MAX]   an actiond subscriber: for every event line prints
 //                                        "<event> <time us> <deadline us> <receipt ns>" to OUT
 //                                        (receipt = CLOCK_MONOTONIC right after read());
 //                                        ends after MAX performed/released events or on SIGTERM
 //   benchtool reactor DEV THRESH_MS N OUT [--subscriber EVENTS] [--noblock] CMD...
-//                                        the limit: a minimal C reactor (epoll on the evdev fd
+//                                        the limit: a minimal C reactor (epoll on the evdev fd,
+//                                        or on a FIFO `fifopress` writes to
 //                                        + one timerfd + posix_spawn) with a subscriber over a
 //                                        socketpair; prints "rt <ns>" (key-down ts -> subscriber
 //                                        read), "overshoot <ns>" (timerfd expiry read -
@@ -77,6 +83,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
@@ -581,10 +588,14 @@ static int cmd_reactor(int argc, char **argv) {
   }
   close(pair[1]);
   o.sock = pair[0];
-  int dev = open(argv[2], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (stat(argv[2], &st) < 0) die(argv[2]);
+  int fifo = S_ISFIFO(st.st_mode);
+  // A FIFO (the host runs): read-write, so that it never reports a hangup between writers.
+  int dev = open(argv[2], (fifo ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
   if (dev < 0) die(argv[2]);
   int clock = CLOCK_MONOTONIC;
-  if (ioctl(dev, EVIOCSCLOCKID, &clock) < 0) die("EVIOCSCLOCKID");
+  if (!fifo && ioctl(dev, EVIOCSCLOCKID, &clock) < 0) die("EVIOCSCLOCKID");
   int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   int ep = epoll_create1(EPOLL_CLOEXEC);
   o.ep = ep;
@@ -657,6 +668,48 @@ static int cmd_reactor(int argc, char **argv) {
   while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
   }
   fclose(out);
+  return 0;
+}
+
+// --- the host's presses: input_event records into a FIFO ------------------------------------
+
+// Whether the reader is still there: the reactor exits after its last hold, before the
+// last key-up is written.
+static int fifo_event(int fd, int type, int code, int value, int64_t t) {
+  struct input_event ev = {.type = (unsigned short)type, .code = (unsigned short)code, .value = value};
+  ev.input_event_sec = t / 1000000000;
+  ev.input_event_usec = (t % 1000000000) / 1000;
+  ssize_t n;
+  while ((n = write(fd, &ev, sizeof ev)) < 0 && errno == EINTR) {
+  }
+  if (n < 0 && errno == EPIPE) return 0;
+  if (n != (ssize_t)sizeof ev) die("write FIFO");  // blocking, and 24 bytes < PIPE_BUF: whole
+  return 1;
+}
+
+static int cmd_fifopress(int argc, char **argv) {
+  if (argc != 7) fail("usage: fifopress FIFO COUNT HOLD_MS GAP_MS OUT");
+  int count = atoi(argv[3]);
+  int64_t hold = atoll(argv[4]) * 1000000, gap = atoll(argv[5]) * 1000000;
+  signal(SIGPIPE, SIG_IGN);
+  int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die(argv[2]);
+  FILE *out = fopen(argv[6], "a");
+  if (!out) die(argv[6]);
+  int64_t t = now_ns() + 100000000;
+  for (int i = 0; i < count; i++) {
+    sleep_until(t);
+    // Stamped as evdev stamps: the time the event is produced, microsecond resolution.
+    int64_t down = now_ns() / 1000 * 1000;
+    if (!fifo_event(fd, EV_KEY, KEY_PROG1, 1, down) || !fifo_event(fd, EV_SYN, SYN_REPORT, 0, down)) break;
+    fprintf(out, "down %lld\n", (long long)down);
+    sleep_until(down + hold);
+    int64_t up = now_ns() / 1000 * 1000;
+    if (!fifo_event(fd, EV_KEY, KEY_PROG1, 0, up) || !fifo_event(fd, EV_SYN, SYN_REPORT, 0, up)) break;
+    t = up + gap;
+  }
+  fclose(out);
+  close(fd);
   return 0;
 }
 
@@ -972,7 +1025,7 @@ static int cmd_sched(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
+  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|fifopress|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
   const char *c = argv[1];
   if (!strcmp(c, "record")) return cmd_record(argc, argv);
   if (!strcmp(c, "sched")) return cmd_sched(argc, argv);
@@ -987,6 +1040,7 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "ready")) return cmd_ready(argc, argv);
   if (!strcmp(c, "statusrtt")) return cmd_statusrtt(argc, argv);
   if (!strcmp(c, "abuse")) return cmd_abuse(argc, argv);
+  if (!strcmp(c, "fifopress")) return cmd_fifopress(argc, argv);
   fprintf(stderr, "benchtool: unknown command %s\n", c);
   return 2;
 }

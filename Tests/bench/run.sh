@@ -24,6 +24,8 @@ swift build "${release[@]}" --product actiond
 swift build "${release[@]}" --product actionctl
 swift build "${release[@]}" --product actiond-testdev
 swift build "${release[@]}" --product actiond-mqtt
+# The daemon on a FIFO of input_event records, for the host's command-start figures.
+swift build "${release[@]}" --product actiond-test-helper
 swift build -c release --product actiond-bench
 bin=$(swift build "${release[@]}" --show-bin-path)
 cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
@@ -31,7 +33,7 @@ cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
 cc -O2 -Wall -Wextra -Werror -o "$out/benchmqtt" "$here/benchmqtt.c" $(pkg-config --cflags --libs libmosquitto)
 
 python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
-  --out "$out/host.json"
+  --helper "$bin/actiond-test-helper" --out "$out/host.json"
 BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm"
 python3 "$here/bench.py" vm --serial "$out/vm/serial.log" --hold-ms "${BENCH_HOLD_MS:-100}" \
   --vm-info "$out/vm/info.json" --out "$out/vm.json"

@@ -38,6 +38,9 @@ for s in "$vmdir"/bench/${BENCH_ONLY:-[0-9]*}.sh; do
   scenarios+=(--scenario "$s")
   names+=("$(basename "$s" .sh)")
 done
+# BENCH_QEMU_ARGS: more --qemu-arg=... options for vmrun.py (an experiment's monitor socket:
+# "--qemu-arg=-monitor --qemu-arg=unix:/tmp/mon.sock,server=on,wait=off" for `info jit`).
+# EXP_*: the settings of the experiments in Tests/bench/experiments, passed to the guest.
 # BENCH_EXTRA_BINS: more binaries for the guest's /usr/local/bin (a variant build, for an
 # experiment scenario chosen with BENCH_ONLY, a glob of scenario names).
 extra_bins=()
@@ -76,6 +79,8 @@ BENCH_GESTURE_N=${BENCH_GESTURE_N:-200}
 EXP_SERIES="${EXP_SERIES:-}"
 EXP_ROUNDS=${EXP_ROUNDS:-2}
 EXP_DOUBLE=${EXP_DOUBLE:-0}
+EXP_QUIETS="${EXP_QUIETS:-}"
+EXP_ABUSE=${EXP_ABUSE:-0}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$repo/Tests/bench/experiments/exp-lib.sh" "$extra/vm/exp-lib.sh"
@@ -87,5 +92,5 @@ qemu=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 printf '{"qemu": "%s", "kernel": "%s"}\n' "$qemu" "$kver" >"$out/info.json"
 "$vmdir/vmrun.py" --kernel "$cache/kernel/vmlinux" --initrd "$out/initramfs.cpio" --workdir "$out" \
   --timeout 2400 --expect "${names[@]}" \
-  --qemu-arg=-virtfs --qemu-arg=local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on \
+  --qemu-arg=-virtfs --qemu-arg=local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on ${BENCH_QEMU_ARGS:-} \
   | tee "$out/report.txt"

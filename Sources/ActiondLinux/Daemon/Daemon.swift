@@ -65,6 +65,9 @@ public final class Daemon {
   /// The engine's output: it carries out what the engine asks (see ``EngineEffects``).
   /// Internal for tests (its `clientQuiet`).
   let effects: EngineEffects
+  /// The daemon's one loop, for an input source built outside the library that needs to
+  /// watch its own descriptors (the host benchmark's FIFO input, actiond-test-helper).
+  public var eventLoop: EventLoop { loop }
   /// The socket server's handler (see ``RequestRouter``).
   private let router: RequestRouter
   private let server: ControlServer

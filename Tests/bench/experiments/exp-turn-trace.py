@@ -43,10 +43,13 @@ def med(xs):
 
 table = []  # (tag, {figure: median})
 for line in info:
-    m = re.match(r"pids (\S+) spawner (\d+) sub (\d+)", line)
+    m = re.match(r"pids (\S+) spawner (\d+) sub (\d+)(?: abuse (\d+) daemon (\d+))?", line)
     if not m:
         continue
     tag, spawner = m.group(1), int(m.group(2))
+    # Under EXP_ABUSE: the abusers, and the actiond they hammer (the spawner itself in an
+    # actiond series).
+    abuser, daemon = int(m.group(4) or 0), int(m.group(5) or 0)
     tr = parse(sc.get(f"{tag}-trace.log", []))
     rec = [l.split() for l in sc.get(f"{tag}-rec.log", [])]
     holds = []  # (deadline_ns, start_ns)
@@ -95,7 +98,8 @@ for line in info:
             run[cur] += start - last
 
         def label(pid):
-            return "spawner" if pid == spawner else "child" if pid == child else "idle" if pid == 0 else f"pid{pid}"
+            return ("spawner" if pid == spawner else "child" if pid == child else "idle" if pid == 0
+                    else "abuser" if pid == abuser else "actiond" if pid == daemon else f"pid{pid}")
 
         for pid, ns in run.items():
             ran_total[label(pid)] += ns
@@ -133,10 +137,13 @@ for line in info:
     figures = {k: med(rows[k]) for k in ("woke", "clone", "exec", "spawner blocks", "start")}
     figures["spawner CPU"] = ran_total["spawner"] / 1e6 / max(n, 1)
     figures["child CPU"] = ran_total["child"] / 1e6 / max(n, 1)
+    figures["abuser CPU"] = ran_total["abuser"] / 1e6 / max(n, 1)
+    figures["actiond CPU"] = ran_total["actiond"] / 1e6 / max(n, 1)
     table.append((tag, n, figures))
 
-print("\n| series | holds | woke | clone | exec | spawner blocks | start | spawner CPU | child CPU |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("\n| series | holds | woke | clone | exec | spawner blocks | start | spawner CPU | child CPU | abuser CPU | other actiond CPU |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for tag, n, f in sorted(table, key=lambda t: (t[0].rsplit("-", 1)[-1], t[0])):
     print(f"| {tag} | {n} | " + " | ".join(f"{f[k]:.2f}" for k in
-          ("woke", "clone", "exec", "spawner blocks", "start", "spawner CPU", "child CPU")) + " |")
+          ("woke", "clone", "exec", "spawner blocks", "start", "spawner CPU", "child CPU", "abuser CPU",
+           "actiond CPU")) + " |")
