@@ -3,8 +3,8 @@
 # script) on the real evdev path in the VM, on an idle host and again with one host core
 # busy (stress-ng), plus host figures; regenerates
 # docs/benchmarks.md and its plots (docs/benchmarks/*.png). See Tests/bench/README.md.
-# Measures only: nothing here fails on a slow figure. About 20 minutes (10 without the
-# loaded boot).
+# Measures only: nothing here fails on a slow figure. About 37 minutes on the 2-core
+# development host (2,246 s on 2026-12-01, builds included; the loaded boot about 8 of them).
 #
 # Bench-only packages are installed by `bench-deps`, not by `make deps`, so `make test`
 # stays free of them: gnuplot draws the plots, python3-evdev is the python peer's library
