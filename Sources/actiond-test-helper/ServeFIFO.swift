@@ -36,8 +36,13 @@ final class FIFOInputSource: InputSource {
 
   func device(forButton button: Int) -> InputDeviceInfo? { bound && button == 0 ? info : nil }
 
+  struct NotWired: Error, CustomStringConvertible {
+    var description: String { "FIFOInputSource.loop was not set before the daemon ran" }
+  }
+
   func start(_ bindings: [ButtonBinding]) throws {
-    guard let first = bindings.first, let loop else { return }
+    guard let loop else { throw NotWired() }
+    guard let first = bindings.first else { return }
     keyCode = first.keyCode
     buttonName = first.name
     // O_RDWR: the FIFO never reports a hangup between writers.
