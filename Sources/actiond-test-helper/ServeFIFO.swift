@@ -66,6 +66,8 @@ final class FIFOInputSource: InputSource {
   }
 
   private var draining = false
+  /// 64 records: one read's worth, kept so that a drain allocates nothing.
+  private var buffer = [UInt8](repeating: 0, count: 24 * 64)
 
   private func readAll() {
     // A handler may drain again (a late key-down whose deadline has passed): the records
@@ -74,7 +76,6 @@ final class FIFOInputSource: InputSource {
     draining = true
     defer { draining = false }
     let size = 24
-    var buffer = [UInt8](repeating: 0, count: size * 64)
     while true {
       let n: Int
       do {

@@ -119,21 +119,31 @@ def start_daemon(actiond, config, directory):
     proc = subprocess.Popen(
         [actiond, "--config", config, "--socket", sock, "--state-dir", os.path.join(directory, "state"),
          "--log-level", "warning"], stdout=log, stderr=log)
+    wait_for_socket(proc, sock, "actiond", log.name)
+    return proc, sock
+
+
+def wait_for_socket(proc, sock, name, log):
+    """Until the daemon `proc` listens on `sock` (20 s at most; its log says why not)."""
     deadline = time.monotonic() + 20
     while not os.path.exists(sock):
         if proc.poll() is not None or time.monotonic() > deadline:
-            sys.exit(f"bench: actiond did not start; see {log.name}")
+            sys.exit(f"bench: {name} did not start; see {log}")
         time.sleep(0.02)
-    return proc, sock
+
+
+def reap(proc, seconds=10):
+    """Waits for a process that ends by itself, killing it after `seconds`."""
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def stop_daemon(proc):
     proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    reap(proc)
 
 
 def cpu_seconds(pid):
@@ -221,22 +231,9 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
         with open(path) as f:
             return f.read().splitlines()
 
-    def commands(rec, tag, downs):
+    def commands(rec, tag, downs, what):
         """Deadline -> the command's first instruction, each paired with its own key-down."""
-        by_press = {}
-        for line in lines(rec):
-            p = line.split()
-            if len(p) == 3 and p[0] == tag:
-                by_press[int(p[2]) * 1000] = int(p[1])
-        got = []
-        for down in downs:
-            t = by_press.get(down)
-            if t is None:
-                continue
-            if t < down + hold_ns:
-                sys.exit(f"bench: host {tag} command started before its deadline: key-down {down}, command {t}")
-            got.append(t - down - hold_ns)
-        return got
+        return paired_by_press_time({d // 1000: d + hold_ns for d in downs}, lines(rec), tag, what, "deadline")
 
     def held(events):
         return [int(p[3]) - int(p[1]) * 1000 for p in (l.split() for l in lines(events)) if p and p[0] == "held"]
@@ -248,13 +245,9 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
         tag = f"{'abused' if abused else 'idle'}-{k}"
         rec, events, downs = (os.path.join(d, f"actiond-{tag}{x}") for x in ("-rec.log", "-events.txt", "-down.log"))
         path = fifo("actiond.fifo")
-        log = open(os.path.join(d, f"actiond-{tag}.log"), "w")
-        daemon = start(pin + [helper, "serve-fifo", config(rec), path], stdout=log, stderr=log)
-        deadline = time.monotonic() + 20
-        while not os.path.exists(sock):
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"bench: serve-fifo did not start; see {log.name}")
-            time.sleep(0.02)
+        with open(os.path.join(d, f"actiond-{tag}.log"), "w") as log:
+            daemon = start(pin + [helper, "serve-fifo", config(rec), path], stdout=log, stderr=log)
+        wait_for_socket(daemon, sock, "serve-fifo", log.name)
         sub = start(pin + [tool, "subscribe", sock, events, str(holds)], stdout=subprocess.PIPE, text=True)
         if not sub.stdout.readline().startswith("subscribed"):
             sys.exit("bench: the host subscriber did not subscribe")
@@ -265,11 +258,7 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
         cpu0 = cpu_seconds(daemon.pid)
         press(path, downs)
         cpu1 = cpu_seconds(daemon.pid)
-        try:
-            sub.wait(10)
-        except subprocess.TimeoutExpired:
-            sub.kill()
-            sub.wait()
+        reap(sub)
         return daemon, abuser, cpu1 - cpu0, rec, events, downs, tag
 
     def reactor_series(tag):
@@ -281,13 +270,10 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
         if not r.stdout.readline().startswith("ready"):
             sys.exit("bench: the host reactor did not start")
         press(path, downs)
-        try:
-            r.wait(10)
-        except subprocess.TimeoutExpired:
-            r.kill()
-            r.wait()
+        reap(r)
         timer = [int(l.split()[1]) for l in lines(log) if l.startswith("overshoot ")]
-        return commands(rec, "rsub", [int(l.split()[1]) for l in lines(downs)]), held(events), timer
+        return (commands(rec, "rsub", [int(l.split()[1]) for l in lines(downs)], f"host reactor {tag}"), held(events),
+                timer)
 
     try:
         for k in range(1, rounds + 1):
@@ -296,7 +282,7 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
                 print(f"bench: host command start, round {k}, {'under abuse' if abused else 'idle'}", flush=True)
                 daemon, abuser, cpu_s, rec, events, downs, tag = actiond_series(abused, k)
                 down_ns = [int(l.split()[1]) for l in lines(downs)]
-                add(f"actiond{kind}Command", commands(rec, "actiond", down_ns))
+                add(f"actiond{kind}Command", commands(rec, "actiond", down_ns, f"host actiond {tag}"))
                 add(f"actiond{kind}Held", held(events))
                 out.setdefault(f"actiond{kind}CPUSeconds", []).append(cpu_s)
                 # The reactor while the same abusers hammer actiond (which keeps serving them).
@@ -1268,8 +1254,6 @@ def host_command_rows(host):
                 f"{verdict(over <= 0, f'{ms(over)} ms over it + {HELD_MARGIN / 1e6:g} ms')} |")
     for label, key in (("`held` lateness", "Held"), ("command start", "Command")):
         a, idle, r = p(f"actiondAbused{key}", "p99"), p(f"actiondIdle{key}", "p99"), p(f"reactorAbused{key}", "p99")
-        worst = max(idle, r)
-        over = a - worst - ABUSE_MARGIN
         missed = ", ".join(x for x in [
             f"{ms(a - idle - ABUSE_MARGIN)} ms over idle + {ABUSE_MARGIN / 1e6:g} ms" if a - idle > ABUSE_MARGIN else "",
             f"{ms(a - r - ABUSE_MARGIN)} ms over the reactor + {ABUSE_MARGIN / 1e6:g} ms" if a - r > ABUSE_MARGIN else ""]
@@ -1308,7 +1292,7 @@ def host_command_section(host):
     cpu = c.get("actiondAbusedCPUSeconds", [])
     missing = {k: v for k, v in c.get("missed", {}).items() if v}
     return [
-        "", "## On the host's own CPU: command start and `held`, one core", "",
+        "## On the host's own CPU: command start and `held`, one core", "",
         "The daemon itself (engine, loop, socket server, process runner: `actiond-test-helper serve-fifo`, which "
         "runs actiond's `Daemon` with its button read from a FIFO of kernel `input_event` records, since the "
         "host's kernel has no uinput) against the C reactor doing the same deadline work (`benchtool reactor "
@@ -1570,9 +1554,11 @@ def hand_written(doc):
             level = len(m.group(1))
         if level is not None:
             out.append(line)
-    if out and out[-1] != "":
-        out.append("")
-    return out
+    # Exactly one blank line after them, however many the document had: regenerating from
+    # the same figures gives the same document.
+    while out and out[-1] == "":
+        out.pop()
+    return out + [""] if out else out
 
 
 def report(args):
