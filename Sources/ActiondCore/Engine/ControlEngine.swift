@@ -35,6 +35,14 @@ public final class ControlEngine {
     /// The off of a momentary toggle whose press ended: a stop lets it finish.
     public var endsMomentaryHold = false
 
+    /// Whether `other` does exactly what this job does (the same intent, value and
+    /// environment), whatever the ids: a job prepared at key-down against the hold's.
+    public func performsTheSame(as other: PerformJob) -> Bool {
+      kind == other.kind && instance == other.instance && intent == other.intent && controlType == other.controlType
+        && requestedValue == other.requestedValue && button == other.button && source == other.source
+        && pressTime == other.pressTime && gesture == other.gesture && endsMomentaryHold == other.endsMomentaryHold
+    }
+
     /// The environment contract of exec intents: `ACTIOND_KIND`, `ACTIOND_BUTTON`,
     /// `ACTIOND_GESTURE` (`hold`, `doublePress`, `longHold`), `ACTIOND_PRESS_TIME` (the
     /// performing press's key-down, CLOCK_MONOTONIC in microseconds: the `time` of its
@@ -241,6 +249,7 @@ public final class ControlEngine {
           .pressed(
             button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
             threshold: config.holdThreshold))
+        prepareHold(hold, button: name, pressTime: at)
       case .releasedShort(let at, let heldFor):
         let hints = gestureHints(button: name)
         announce(
@@ -309,6 +318,22 @@ public final class ControlEngine {
         }
       }
     }
+  }
+
+  /// Hands the adapter the exec job `hold` would run for this press if nothing changed
+  /// before the threshold, so that the command is ready when it comes
+  /// (``ControlEngineOutput/prepareIntent(_:)``). Decided as the hold will decide it, from
+  /// the current state alone; nothing is recorded.
+  private func prepareHold(_ hold: GestureAssignment?, button: String, pressTime: MonotonicInstant) {
+    guard let hold, let definition = configuration.control(kind: hold.instance.kind),
+      case .run(let intent, let requested) = plan(
+        hold.instance, definition, valueWasRead: false, forcing: hold.momentary ? true : nil),
+      case .exec = intent
+    else { return }
+    output.prepareIntent(
+      PerformJob(
+        id: 0, kind: hold.instance.kind, instance: hold.instance, intent: intent, controlType: definition.type,
+        requestedValue: requested, button: button, source: .button, pressTime: pressTime, gesture: .hold))
   }
 
   /// The hint of every gesture of `button` that has a control, hold first.
@@ -1187,6 +1212,13 @@ public protocol ControlEngineOutput: AnyObject {
   func armTimer(at deadline: MonotonicInstant?)
   /// Run an intent asynchronously; report with `ControlEngine.performFinished(job:_:)`.
   func runIntent(_ job: ControlEngine.PerformJob)
+  /// At a key-down: the exec job this press's hold would run if nothing changes before
+  /// its threshold (its `id` is 0: it is not a perform). The adapter may ready its
+  /// command without a process; the hold's own ``runIntent(_:)`` follows with a job that
+  /// ``ControlEngine/PerformJob/performsTheSame(as:)`` this one, or a different one if
+  /// something changed (a value set, a reload), or none if the press ends first (its
+  /// end is a ``buttonMoment(_:button:)``). Default: ignored.
+  func prepareIntent(_ job: ControlEngine.PerformJob)
   /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
   func readValue(_ job: ControlEngine.ValueReadJob)
   /// Persist the state, atomically and durably. Throws (`state-not-saved`) when it could
@@ -1207,4 +1239,6 @@ extension ControlEngineOutput {
   public func buttonMoment(_ moment: ButtonMoment, button: String) {}
   /// Outputs without feedback ignore the values.
   public func holdValueChanged(button: String, isOn: Bool?) {}
+  /// Outputs that start nothing ahead ignore it.
+  public func prepareIntent(_ job: ControlEngine.PerformJob) {}
 }

@@ -171,6 +171,15 @@ public protocol ProcessRunning: AnyObject {
     _ request: ProcessRequest, output: @escaping (ProcessOutputLine) -> Void,
     completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID
+  /// Readies what `request` needs before a process exists (the program's path, its
+  /// argv and environment as C arrays, its output pipes and file actions), so that a
+  /// later `run` of an equal request spends only the spawn itself: a hold's command is
+  /// prepared at its key-down and started at its threshold. At most one request is kept
+  /// prepared; a new one replaces it. A request that cannot be prepared is not: its
+  /// `run` then does everything and reports any failure as usual.
+  func prepare(_ request: ProcessRequest)
+  /// Releases what ``prepare(_:)`` readied (the press ended without running it).
+  func discardPrepared()
   /// Runs started and not completed yet.
   var runningCount: Int { get }
   /// Ends every run but those in `sparing` as if it had timed out (a stop): SIGTERM now,
@@ -199,6 +208,13 @@ public final class RecordingProcessRunner: ProcessRunning {
 
   public private(set) var runs: [Run] = []
   private var next: UInt64 = 1
+  /// Every request given to `prepare`, in order.
+  public private(set) var preparedRequests: [ProcessRequest] = []
+  /// What is prepared now: the last `prepare`'s request until a `run` of an equal
+  /// request takes it or `discardPrepared` drops it.
+  public private(set) var prepared: ProcessRequest?
+  /// For each run, in order, whether it took the prepared request.
+  public private(set) var ranPrepared: [Bool] = []
   /// How many times `terminateAll` was called (the runs go on until the test completes them).
   public private(set) var terminateAllCount = 0
   /// The runs the last `terminateAll` spared.
@@ -219,8 +235,17 @@ public final class RecordingProcessRunner: ProcessRunning {
     let id = ProcessRunID(rawValue: next)
     next += 1
     runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
+    ranPrepared.append(prepared == request)
+    if prepared == request { prepared = nil }
     return id
   }
+
+  public func prepare(_ request: ProcessRequest) {
+    preparedRequests.append(request)
+    prepared = request
+  }
+
+  public func discardPrepared() { prepared = nil }
 
   public var runningCount: Int { pending.count }
 

@@ -58,7 +58,8 @@ public final class Daemon {
   let loop: EventLoop
   private let logger: Logger
   private let notifier: SystemdNotifier
-  private let engine: ControlEngine
+  /// Internal for tests, which change a value in the middle of a press.
+  let engine: ControlEngine
   /// The configuration in force: the engine's, its one owner (a reload hands it the new
   /// one with `apply`).
   private var configuration: Configuration { engine.configuration }

@@ -43,6 +43,9 @@ final class EngineEffects {
   /// waits for the name service on the loop.
   private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
   private var stopping = false
+  /// The command a press's hold would run, readied at its key-down
+  /// (``ControlEngineOutput/prepareIntent(_:)``), until the hold runs it or the press ends.
+  private var preparedHold: (job: ControlEngine.PerformJob, request: ProcessRequest)?
   /// Running offs of momentary toggles whose press ended (``ControlEngine/PerformJob/endsMomentaryHold``):
   /// a stop lets them finish rather than SIGTERMing them, within its bound.
   private var sparedRunsByJob: [UInt64: ProcessRunID] = [:]
@@ -81,11 +84,14 @@ final class EngineEffects {
   /// A configuration was loaded (at start or by a reload): resolves every `user` it names.
   func configurationLoaded(_ configuration: Configuration) {
     users = EngineEffects.resolveUsers(configuration, logger: logger)
+    // Its user may resolve differently now: the hold builds its request afresh.
+    discardPreparedHold()
   }
 
   /// The daemon is stopping: no hold is decided any more and no command is started.
   func stop() {
     stopping = true
+    discardPreparedHold()
     if let timer { loop.cancel(timer) }
     timer = nil
     endQuiet()
@@ -190,7 +196,23 @@ extension EngineEffects: ControlEngineOutput {
   }
 
   func buttonMoment(_ moment: ButtonMoment, button: String) {
+    // The press ended before its hold ran what was readied for it.
+    if moment == .released || moment == .cancelled, preparedHold?.job.button == button { discardPreparedHold() }
     feedback?.moment(moment, button: button)
+  }
+
+  func prepareIntent(_ job: ControlEngine.PerformJob) {
+    guard !stopping, case .exec(let spec) = job.intent,
+      case .success(let request) = processRequest(spec, extra: job.environment)
+    else { return }
+    preparedHold = (job, request)
+    runner.prepare(request)
+  }
+
+  private func discardPreparedHold() {
+    guard preparedHold != nil else { return }
+    preparedHold = nil
+    runner.discardPrepared()
   }
 
   func holdValueChanged(button: String, isOn: Bool?) {
@@ -226,7 +248,7 @@ extension EngineEffects: ControlEngineOutput {
   func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      let id = run(spec, extra: job.environment, tag: job.kind) { [unowned self] result in
+      let id = run(spec, job: job, tag: job.kind) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
         case .exited(0): outcome = .succeeded
@@ -351,9 +373,29 @@ extension EngineEffects: ControlEngineOutput {
     }
   }
 
+  /// Runs a perform's command: the one readied at its press's key-down when the job is
+  /// the one prepared then (the runner then only spawns it), else built now.
+  @discardableResult
+  private func run(
+    _ spec: ExecSpec, job: ControlEngine.PerformJob, tag: String, completion: @escaping (ProcessResult) -> Void
+  ) -> ProcessRunID? {
+    if let prepared = preparedHold, prepared.job.performsTheSame(as: job) {
+      preparedHold = nil
+      return run(.success(prepared.request), tag: tag, completion: completion)
+    }
+    return run(processRequest(spec, extra: job.environment), tag: tag, completion: completion)
+  }
+
   @discardableResult
   private func run(
     _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
+  ) -> ProcessRunID? {
+    run(processRequest(spec, extra: extra), tag: tag, completion: completion)
+  }
+
+  @discardableResult
+  private func run(
+    _ made: Result<ProcessRequest, SpawnFailure>, tag: String, completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID? {
     guard !stopping else {
       // A finished intent's re-read during a stop: nothing new is started.
@@ -365,7 +407,7 @@ extension EngineEffects: ControlEngineOutput {
       return nil
     }
     let request: ProcessRequest
-    switch processRequest(spec, extra: extra) {
+    switch made {
     case .success(let made): request = made
     case .failure(let failure):
       later { completion(ProcessResult(outcome: .spawnFailed(failure))) }

@@ -10,6 +10,9 @@ import Glibc
 ///   and stderr on pipes, every other fd closed (`closefrom`), optional chdir. glibc
 ///   starts the child vfork-style (no page tables are copied) and returns once the child
 ///   has exec'ed or failed (the failure is its return value).
+/// - What needs no process (the program's path, the C arrays, the pipes, the file
+///   actions) can be readied ahead with ``prepare(_:)``: a hold's at its key-down, so that
+///   at the threshold only the spawn is left. A run takes it only for an equal request.
 /// - Another `user` (root only) runs through util-linux's `setpriv`, with the uid and
 ///   groups resolved beforehand (``ProcessUser``): the runner never asks the name service.
 /// - Exit is noticed through a pidfd (Linux ≥ 5.3) in the loop, then reaped with
@@ -30,6 +33,8 @@ public final class ProcessRunner: ProcessRunning {
   private var attributes = posix_spawnattr_t()
   /// util-linux's `setpriv`, for a request with a `user`; nil when not installed.
   private let setpriv: String?
+  /// What ``prepare(_:)`` readied, until a run of its request takes it.
+  private var prepared: Launch?
 
   /// `setpriv`: where util-linux's setpriv is (found once, here, by default).
   public init(loop: EventLoop, setpriv: String? = ProcessRunner.findSetpriv()) {
@@ -50,7 +55,10 @@ public final class ProcessRunner: ProcessRunning {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
   }
 
-  deinit { posix_spawnattr_destroy(&attributes) }
+  deinit {
+    prepared?.release()
+    posix_spawnattr_destroy(&attributes)
+  }
 
   /// The first of `/usr/bin/setpriv`, `/bin/setpriv` that is executable.
   public static func findSetpriv() -> String? {
@@ -114,7 +122,45 @@ public final class ProcessRunner: ProcessRunning {
 
   // MARK: Spawning
 
+  public func prepare(_ request: ProcessRequest) {
+    discardPrepared()
+    // A request that cannot be prepared is not: its run does everything again and
+    // reports the failure then, where it belongs.
+    if case .success(let launch) = makeLaunch(request) { prepared = launch }
+  }
+
+  /// The prepared command's pipe ends (stdout read, write, stderr read, write); empty
+  /// when nothing is prepared. Internal for tests.
+  var preparedDescriptors: [Int32] {
+    guard let prepared else { return [] }
+    return [prepared.stdout.read, prepared.stdout.write, prepared.stderr.read, prepared.stderr.write]
+  }
+
+  public func discardPrepared() {
+    prepared?.release()
+    prepared = nil
+  }
+
   private func spawn(_ request: ProcessRequest) -> Result<Spawned, SpawnFailure> {
+    let launch: Launch
+    if let ready = prepared, ready.request == request {
+      // Readied at the press's key-down: at the threshold only the spawn is left.
+      prepared = nil
+      launch = ready
+    } else {
+      switch makeLaunch(request) {
+      case .success(let made): launch = made
+      case .failure(let failure): return .failure(failure)
+      }
+    }
+    defer { launch.release() }
+    return start(launch)
+  }
+
+  /// Everything `request` needs before a process exists: the program's path, argv (via
+  /// setpriv for another user) and environment as C arrays, the output pipes (read ends
+  /// non-blocking) and the file actions.
+  private func makeLaunch(_ request: ProcessRequest) -> Result<Launch, SpawnFailure> {
     guard !request.argv.isEmpty, !request.argv[0].isEmpty else {
       return .failure(SpawnFailure(step: "argv", errnoName: "", message: "no program given"))
     }
@@ -135,73 +181,65 @@ public final class ProcessRunner: ProcessRunning {
         argv = [setpriv] + ProcessRunner.setprivOptions(user) + ["--", program] + request.argv.dropFirst()
       }
     }
-    let out: (read: Int32, write: Int32)
-    let err: (read: Int32, write: Int32)
-    do { out = try Syscall.pipe() } catch {
-      return .failure(SpawnFailure(step: "pipe2", errnoName: error.name, message: error.message))
+    let launch = Launch(
+      request: request, program: program, executable: executable, argv: CStringArray(argv),
+      environment: CStringArray(request.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }))
+    func fail(_ step: String, _ error: Errno) -> Result<Launch, SpawnFailure> {
+      launch.release()
+      return .failure(SpawnFailure(step: step, errnoName: error.name, message: error.message))
     }
-    do { err = try Syscall.pipe() } catch {
-      Syscall.close(out.read)
-      Syscall.close(out.write)
-      return .failure(SpawnFailure(step: "pipe2", errnoName: error.name, message: error.message))
+    do {
+      launch.stdout = try Syscall.pipe()
+      launch.stderr = try Syscall.pipe()
+    } catch {
+      return fail("pipe2", error)
     }
-    defer {
-      Syscall.close(out.write)
-      Syscall.close(err.write)
+    do {
+      try Syscall.setNonBlocking(launch.stdout.read)
+      try Syscall.setNonBlocking(launch.stderr.read)
+    } catch {
+      return fail("fcntl", error)
     }
-    func fail(_ failure: SpawnFailure) -> Result<Spawned, SpawnFailure> {
-      Syscall.close(out.read)
-      Syscall.close(err.read)
-      return .failure(failure)
-    }
-
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
     // In this order, so that no source is overwritten before it is duplicated even when
     // the daemon runs with 0-2 closed: err.write is the last of four fds just allocated
     // lowest-first, so it is >= 3, and out.write is copied before 2 is replaced; /dev/null
     // takes 0 last. dup2 clears close-on-exec on its target.
     var added = [
-      posix_spawn_file_actions_adddup2(&actions, out.write, 1),
-      posix_spawn_file_actions_adddup2(&actions, err.write, 2),
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
+      posix_spawn_file_actions_adddup2(&launch.actions, launch.stdout.write, 1),
+      posix_spawn_file_actions_adddup2(&launch.actions, launch.stderr.write, 2),
+      posix_spawn_file_actions_addopen(&launch.actions, 0, "/dev/null", O_RDONLY, 0),
       // Everything else (sockets from systemd, devices, the epoll fd) stays out of the
       // command even if some fd lacks close-on-exec.
-      actiond_spawn_add_closefrom(&actions, 3),
+      actiond_spawn_add_closefrom(&launch.actions, 3),
     ]
-    if let directory = request.workingDirectory { added.append(actiond_spawn_add_chdir(&actions, directory)) }
+    if let directory = request.workingDirectory { added.append(actiond_spawn_add_chdir(&launch.actions, directory)) }
     // Only ENOMEM, but a command must not start without one of them (in the wrong directory).
-    if let failed = added.first(where: { $0 != 0 }) {
-      let error = Errno(failed)
-      return fail(SpawnFailure(step: "posix_spawn_file_actions", errnoName: error.name, message: error.message))
-    }
+    if let failed = added.first(where: { $0 != 0 }) { return fail("posix_spawn_file_actions", Errno(failed)) }
+    return .success(launch)
+  }
 
-    let cArgv = CStringArray(argv)
-    let envp = CStringArray(request.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+  /// Spawns a readied launch; its pipes' read ends pass to the result, the rest is
+  /// released by the caller.
+  private func start(_ launch: Launch) -> Result<Spawned, SpawnFailure> {
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, &attributes, cArgv.pointer, envp.pointer)
-    if rc != 0 { return fail(ProcessRunner.explain(rc, program: program, request)) }
-    /// A started child that cannot be watched is killed and reaped at once.
-    func abandon(_ step: String, _ error: Errno) -> Result<Spawned, SpawnFailure> {
+    let rc = posix_spawn(
+      &pid, launch.executable, &launch.actions, &attributes, launch.argv.pointer, launch.environment.pointer)
+    if rc != 0 { return .failure(ProcessRunner.explain(rc, program: launch.program, launch.request)) }
+    // The child has its copies: the parent's write ends must go for EOF to be seen.
+    launch.closeWriteEnds()
+    let pidfd = actiond_pidfd_open(pid)
+    if pidfd < 0 {
+      // A started child that cannot be watched is killed and reaped at once.
+      let error = Errno.current  // before anything else runs: the cleanup may change errno
       _ = kill(-pid, SIGKILL)
       var status: Int32 = 0
       _ = try? Syscall.retrying { waitpid(pid, &status, 0) }
-      return fail(SpawnFailure(step: step, errnoName: error.name, message: error.message))
+      return .failure(SpawnFailure(step: "pidfd_open", errnoName: error.name, message: error.message))
     }
-    let pidfd = actiond_pidfd_open(pid)
-    if pidfd < 0 {
-      let error = Errno.current  // before anything else runs: the cleanup may change errno
-      return abandon("pidfd_open", error)
-    }
-    do {
-      try Syscall.setNonBlocking(out.read)
-      try Syscall.setNonBlocking(err.read)
-    } catch {
-      Syscall.close(pidfd)
-      return abandon("fcntl", error)
-    }
-    return .success(Spawned(pid: pid, pidfd: pidfd, stdoutFD: out.read, stderrFD: err.read))
+    let spawned = Spawned(pid: pid, pidfd: pidfd, stdoutFD: launch.stdout.read, stderrFD: launch.stderr.read)
+    launch.stdout.read = -1
+    launch.stderr.read = -1
+    return .success(spawned)
   }
 
   /// How to become `user`: nil when the daemon already is that user and group (nothing
@@ -404,6 +442,50 @@ private struct Spawned {
   var pidfd: Int32
   var stdoutFD: Int32
   var stderrFD: Int32
+}
+
+/// A command readied to spawn: what it needs before a process exists. Owns its fds
+/// until ``release()`` (or the spawn, which takes the read ends).
+private final class Launch {
+  let request: ProcessRequest
+  /// The program found for argv[0], as errors name it.
+  let program: String
+  /// What is exec'ed: the program, or setpriv in front of it.
+  let executable: String
+  let argv: CStringArray
+  let environment: CStringArray
+  var actions = posix_spawn_file_actions_t()
+  var stdout: (read: Int32, write: Int32) = (-1, -1)
+  var stderr: (read: Int32, write: Int32) = (-1, -1)
+  private var released = false
+
+  init(request: ProcessRequest, program: String, executable: String, argv: CStringArray, environment: CStringArray) {
+    self.request = request
+    self.program = program
+    self.executable = executable
+    self.argv = argv
+    self.environment = environment
+    posix_spawn_file_actions_init(&actions)
+  }
+
+  func closeWriteEnds() {
+    for fd in [stdout.write, stderr.write] where fd >= 0 { Syscall.close(fd) }
+    stdout.write = -1
+    stderr.write = -1
+  }
+
+  /// Closes every fd it still owns and frees the file actions; idempotent.
+  func release() {
+    guard !released else { return }
+    released = true
+    closeWriteEnds()
+    for fd in [stdout.read, stderr.read] where fd >= 0 { Syscall.close(fd) }
+    stdout.read = -1
+    stderr.read = -1
+    posix_spawn_file_actions_destroy(&actions)
+  }
+
+  deinit { release() }
 }
 
 /// The state of one command in flight.

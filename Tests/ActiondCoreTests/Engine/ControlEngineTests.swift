@@ -15,6 +15,8 @@ private final class Recorder: ControlEngineOutput {
   func log(_ level: LogLevel, _ message: String) { logs.append((level, message)) }
   func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
   func runIntent(_ job: ControlEngine.PerformJob) { runs.append(job) }
+  var prepared: [ControlEngine.PerformJob] = []
+  func prepareIntent(_ job: ControlEngine.PerformJob) { prepared.append(job) }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   /// When set, saving fails with it (a full disk).
   var saveError: ProtocolError?
@@ -291,6 +293,53 @@ private func configuration(
     engine.start()
     engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
     return (engine, recorder, t0)
+  }
+
+  /// At a key-down the engine hands out the exec job the press's hold would run, decided
+  /// as the hold decides it; the hold's own job does the same (issue 15: prepared at
+  /// key-down), or differs when the state changed in between.
+  @Test func aKeyDownHandsOutTheJobItsHoldWouldRun() throws {
+    let (engine, recorder, t0) = try pressable("org.example.lamp")
+    let down = t0 + .milliseconds(10)
+    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    let prepared = try #require(recorder.prepared.first)
+    #expect(recorder.prepared.count == 1)
+    #expect(recorder.runs.isEmpty)
+    #expect(prepared.id == 0, "not a perform")
+    #expect(prepared.gesture == .hold && prepared.pressTime == down && prepared.requestedValue == true)
+    engine.deadlineReached(at: down + .milliseconds(600))
+    let ran = try #require(recorder.runs.first)
+    #expect(ran.id != 0)
+    #expect(ran.performsTheSame(as: prepared))
+    #expect(ran.environment == prepared.environment)
+    engine.performFinished(job: ran.id, .succeeded)
+    engine.keyEvent(button: 0, code: 148, value: 0, at: down + .milliseconds(800))
+
+    // The lamp is on now: the next press's hold turns it off, and the one prepared at
+    // its key-down said so too.
+    engine.keyEvent(button: 0, code: 148, value: 1, at: down + .seconds(2))
+    #expect(recorder.prepared.last?.requestedValue == false)
+    // Set back before its threshold: the hold decides from the state then.
+    engine.set(try #require(engine.assignment(of: "action")), to: false) { _ in }
+    engine.deadlineReached(at: down + .seconds(2) + .milliseconds(600))
+    let second = try #require(recorder.runs.last)
+    #expect(second.requestedValue == true)
+    #expect(!second.performsTheSame(as: try #require(recorder.prepared.last)))
+  }
+
+  @Test func aKeyDownHandsOutNothingForAHoldThatWouldNotRunACommand() throws {
+    // A state intent runs no command.
+    let (timer, timerRecorder, t0) = try pressable("org.example.timer")
+    timer.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    #expect(timerRecorder.prepared.isEmpty)
+    // A hold that would be busy: the photo's command still runs from the last hold.
+    let (photo, recorder, t1) = try pressable("org.example.photo")
+    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .milliseconds(10))
+    photo.deadlineReached(at: t1 + .milliseconds(610))
+    #expect(recorder.prepared.count == 1 && recorder.runs.count == 1)
+    photo.keyEvent(button: 0, code: 148, value: 0, at: t1 + .milliseconds(700))
+    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .seconds(2))
+    #expect(recorder.prepared.count == 1, "busy: nothing to prepare")
   }
 
   /// docs/configuration.md's table of the variables every exec intent gets is the

@@ -1,7 +1,8 @@
 import ActiondCore
-import ActiondLinux
 import Glibc
 import Testing
+
+@testable import ActiondLinux
 
 /// Runs `request` on a fresh loop until it completes; collects output.
 private func runToCompletion(_ request: ProcessRequest) throws -> (ProcessResult, [ProcessOutputLine]) {
@@ -24,6 +25,36 @@ private func runToCompletion(_ request: ProcessRequest) throws -> (ProcessResult
   #expect(runner.runningCount == 0)
   #expect(loop.pendingTimerCount == 0, "timeout and grace timers are cancelled")
   return (try #require(result), lines)
+}
+
+/// Runs `request` on `runner` until it completes; its result and output.
+private func runToCompletion(
+  _ request: ProcessRequest, on runner: ProcessRunner, _ loop: EventLoop
+) throws -> (ProcessResult, [ProcessOutputLine]) {
+  var lines: [ProcessOutputLine] = []
+  var result: ProcessResult?
+  runner.run(request, output: { lines.append($0) }) { result = $0 }
+  for _ in 0..<100_000 where result == nil { try loop.runOnce(until: loop.now() + .seconds(30)) }
+  return (try #require(result), lines)
+}
+
+/// An open fd as the kernel names it: its number and inode. Tests run in parallel, so
+/// a number alone may be reused by another test at once; the pair names one pipe.
+private struct OpenFile: Equatable {
+  var fd: Int32
+  var inode: UInt
+  init(_ fd: Int32) {
+    var info = stat()
+    self.fd = fd
+    inode = fstat(fd, &info) == 0 ? UInt(info.st_ino) : 0
+  }
+  /// Whether `fd` still refers to this file.
+  var isOpen: Bool {
+    var info = stat()
+    return fstat(fd, &info) == 0 && UInt(info.st_ino) == inode
+  }
+  /// How /proc names it in a process that has it: `pipe:[inode]`.
+  var procName: String { "pipe:[\(inode)]" }
 }
 
 /// Turns `loop` until `done` or thirty seconds.
@@ -340,6 +371,106 @@ private func isDead(_ pid: Int32) -> Bool {
     #expect(runner.runningCount == 5)
     for _ in 0..<10_000 where results.count < 5 { try loop.runOnce(until: loop.now() + .seconds(30)) }
     #expect(results == [0: .exited(0), 1: .exited(1), 2: .exited(2), 3: .exited(3), 4: .exited(4)])
+  }
+
+  @Test func aPreparedRequestRunsOnItsReadiedPipesWithTheSameGuarantees() throws {
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    let request = ProcessRequest(
+      argv: ["/bin/sh", "-c", "readlink /proc/self/fd/1; readlink /proc/self/fd/2 >&2; cat; ls /proc/self/fd"],
+      environment: shellPath)
+    runner.prepare(request)
+    let readied = runner.preparedDescriptors.map(OpenFile.init)
+    try #require(readied.count == 4)
+    #expect(readied.allSatisfy { $0.isOpen })
+    let (result, lines) = try runToCompletion(request, on: runner, loop)
+    #expect(result.outcome == .exited(0))
+    let out = texts(lines, .stdout)
+    #expect(out.first == readied[1].procName, "stdout is the readied pipe")
+    #expect(texts(lines, .stderr) == [readied[3].procName], "stderr is the readied pipe")
+    // stdin /dev/null (cat ends at once), and 0, 1, 2 and ls's own fd: nothing else.
+    #expect(out.dropFirst().compactMap { Int($0) }.count == 4, "open in the command: \(out)")
+    #expect(runner.preparedDescriptors.isEmpty, "taken by the run")
+    #expect(!readied.contains { $0.isOpen }, "every readied fd is closed once the run is over")
+  }
+
+  @Test func anotherRequestRunsAsUsualAndLeavesThePreparedOneReady() throws {
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    let hold = ProcessRequest(argv: ["/bin/readlink", "/proc/self/fd/1"], environment: ["ACTIOND_VALUE": "1"])
+    runner.prepare(hold)
+    let readied = runner.preparedDescriptors.map(OpenFile.init)
+    try #require(readied.count == 4)
+    // The same command for the other value: not the prepared request.
+    var other = hold
+    other.environment["ACTIOND_VALUE"] = "0"
+    let (first, firstLines) = try runToCompletion(other, on: runner, loop)
+    #expect(first.outcome == .exited(0))
+    #expect(texts(firstLines, .stdout).count == 1)
+    #expect(texts(firstLines, .stdout) != [readied[1].procName])
+    #expect(readied.allSatisfy { $0.isOpen }, "still readied")
+    let (second, secondLines) = try runToCompletion(hold, on: runner, loop)
+    #expect(second.outcome == .exited(0))
+    #expect(texts(secondLines, .stdout) == [readied[1].procName])
+    #expect(!readied.contains { $0.isOpen })
+  }
+
+  @Test func aNewPreparationReplacesTheOldAndDiscardingClosesEverything() throws {
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    runner.prepare(ProcessRequest(argv: ["/bin/true"]))
+    let first = runner.preparedDescriptors.map(OpenFile.init)
+    runner.prepare(ProcessRequest(argv: ["/bin/false"]))
+    let second = runner.preparedDescriptors.map(OpenFile.init)
+    #expect(first.count == 4 && second.count == 4)
+    #expect(!first.contains { $0.isOpen }, "the replaced preparation is released")
+    #expect(second.allSatisfy { $0.isOpen })
+    runner.discardPrepared()
+    #expect(runner.preparedDescriptors.isEmpty)
+    #expect(!second.contains { $0.isOpen })
+    runner.discardPrepared()  // nothing prepared: nothing happens
+  }
+
+  @Test func aPreparedRequestFailsAsAnUnpreparedOneWouldAndLeaksNothing() throws {
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    let dir = try TemporaryDirectory()
+    // Not preparable (no such program in its PATH): nothing is kept, and the run reports
+    // the failure itself.
+    let unknown = ProcessRequest(argv: ["actiond-no-such-program"], environment: ["PATH": dir.path])
+    runner.prepare(unknown)
+    #expect(runner.preparedDescriptors.isEmpty)
+    let (notFound, _) = try runToCompletion(unknown, on: runner, loop)
+    #expect(
+      notFound.outcome
+        == .spawnFailed(
+          SpawnFailure(
+            step: "execve actiond-no-such-program", errnoName: "ENOENT", message: "No such file or directory")
+        ))
+    // Preparable, but the exec fails.
+    let missing = ProcessRequest(argv: [dir.file("nope")])
+    runner.prepare(missing)
+    let missingReadied = runner.preparedDescriptors.map(OpenFile.init)
+    #expect(missingReadied.count == 4)
+    let (absent, _) = try runToCompletion(missing, on: runner, loop)
+    #expect(
+      absent.outcome
+        == .spawnFailed(
+          SpawnFailure(step: "execve \(dir.file("nope"))", errnoName: "ENOENT", message: "No such file or directory")))
+    #expect(!missingReadied.contains { $0.isOpen })
+    // Preparable, but the spawn fails (the directory is entered in the child).
+    let elsewhere = ProcessRequest(argv: ["/bin/pwd"], workingDirectory: dir.file("absent"))
+    runner.prepare(elsewhere)
+    let readied = runner.preparedDescriptors.map(OpenFile.init)
+    #expect(readied.count == 4)
+    let (failed, _) = try runToCompletion(elsewhere, on: runner, loop)
+    #expect(
+      failed.outcome
+        == .spawnFailed(
+          SpawnFailure(
+            step: "chdir \(dir.file("absent"))", errnoName: "ENOENT", message: "No such file or directory")))
+    #expect(!readied.contains { $0.isOpen })
+    #expect(runner.runningCount == 0)
   }
 
   @Test func terminateAllEndsEveryRun() throws {
