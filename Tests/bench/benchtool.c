@@ -46,7 +46,11 @@
 //                                        key-down, `held` and `performing` just before the
 //                                        spawn); --noblock: back to epoll_wait after the spawn,
 //                                        the child reaped through its pidfd, as actiond does;
-//                                        the command gets ACTIOND_PRESS_TIME (the key-down, us)
+//                                        the command gets ACTIOND_PRESS_TIME (the key-down, us);
+//                                        --spawn: actiond's posix_spawn (its own process group,
+//                                        signals unblocked and default, stdout/stderr on pipes,
+//                                        stdin /dev/null, closefrom 3, chdir /), the pipes and
+//                                        file actions readied at the key-down, as actiond does
 //   benchtool sched NICE CMD...          runs CMD at nice NICE with SCHED_RESET_ON_FORK (what a
 //                                        unit's Nice= with CPUSchedulingResetOnFork=yes gives)
 //   benchtool timerfd N MS               timerfd overshoot alone: "overshoot <ns>" N times
@@ -488,13 +492,60 @@ struct reactor_opts {
   int sock;      // the subscriber's end (announce)
   int ep;        // the epoll instance (noblock: the pidfd joins it)
   int64_t threshold;
+  int spawn;     // actiond's spawn: attributes, pipes and file actions (readied at key-down)
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t fa;
+  int ready;                 // pipes and file actions are readied
+  int out[2], err[2];        // the readied pipes
+  int outputs[1024][2];      // by pidfd: the read ends of its command's pipes, closed at reap
 };
+
+// actiond's spawn attributes: own process group, nothing blocked, every signal default.
+static void spawn_init(struct reactor_opts *o) {
+  posix_spawnattr_init(&o->attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  memset(&all, 0xff, sizeof all);
+  posix_spawnattr_setsigmask(&o->attr, &none);
+  posix_spawnattr_setsigdefault(&o->attr, &all);
+  posix_spawnattr_setpgroup(&o->attr, 0);
+  posix_spawnattr_setflags(&o->attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+// At a key-down, what actiond readies then: two pipes (read ends non-blocking), the file
+// actions that put them on 1 and 2, /dev/null on 0, close the rest and enter /.
+static void spawn_ready(struct reactor_opts *o) {
+  if (!o->spawn || o->ready) return;
+  if (pipe2(o->out, O_CLOEXEC) < 0 || pipe2(o->err, O_CLOEXEC) < 0) die("pipe2");
+  fcntl(o->out[0], F_SETFL, fcntl(o->out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(o->err[0], F_SETFL, fcntl(o->err[0], F_GETFL) | O_NONBLOCK);
+  posix_spawn_file_actions_init(&o->fa);
+  posix_spawn_file_actions_adddup2(&o->fa, o->out[1], 1);
+  posix_spawn_file_actions_adddup2(&o->fa, o->err[1], 2);
+  posix_spawn_file_actions_addopen(&o->fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&o->fa, 3);
+  posix_spawn_file_actions_addchdir_np(&o->fa, "/");
+  o->ready = 1;
+}
+
+// A short press: what was readied goes (`keep_read`: the read ends stay, a command has them).
+static void spawn_unready(struct reactor_opts *o, int keep_read) {
+  if (!o->ready) return;
+  posix_spawn_file_actions_destroy(&o->fa);
+  close(o->out[1]);
+  close(o->err[1]);
+  if (!keep_read) {
+    close(o->out[0]);
+    close(o->err[0]);
+  }
+  o->ready = 0;
+}
 
 static void announce(int fd, const char *line) { write_all(fd, line, strlen(line)); }
 
 // The hold decision of the reactor: the command starts at once (posix_spawn), then the
 // timer's lateness is noted and the child reaped (at once, or when its pidfd says so).
-static int fire(const int64_t *deadline, char **cmd, FILE *out, const struct reactor_opts *o) {
+static int fire(const int64_t *deadline, char **cmd, FILE *out, struct reactor_opts *o) {
   int64_t t = now_ns();
   if (o->announce) {
     // As actiond does: one send per announcement, both before the spawn.
@@ -511,28 +562,45 @@ static int fire(const int64_t *deadline, char **cmd, FILE *out, const struct rea
   snprintf(press, sizeof press, "%lld", (long long)((*deadline - o->threshold) / 1000));
   setenv("ACTIOND_PRESS_TIME", press, 1);
   pid_t pid;
-  int rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
+  int rc;
+  if (o->spawn) {
+    spawn_ready(o);  // a key-up read only after the deadline: nothing was readied at the key-down
+    rc = posix_spawn(&pid, cmd[0], &o->fa, &o->attr, cmd, environ);
+  } else {
+    rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
+  }
   int64_t back = now_ns();
   if (rc != 0) {
     errno = rc;
     die("posix_spawn");
   }
+  int reads[2] = {o->out[0], o->err[0]};
+  if (o->spawn) spawn_unready(o, 1);
   fprintf(out, "overshoot %lld\ndeadline %lld\nreturned %lld\n", (long long)(t - *deadline), (long long)*deadline,
           (long long)back);
   if (o->noblock) {
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd < 0) die("pidfd_open");
+    if (o->spawn) {
+      if (pfd >= 1024) fail("reactor: pidfd >= 1024");
+      o->outputs[pfd][0] = reads[0];
+      o->outputs[pfd][1] = reads[1];
+    }
     struct epoll_event ee = {.events = EPOLLIN, .data.u64 = (uint64_t)1 << 32 | (uint32_t)pfd};
     if (epoll_ctl(o->ep, EPOLL_CTL_ADD, pfd, &ee) < 0) die("epoll_ctl pidfd");
     return 1;
   }
   int status;
   waitpid(pid, &status, 0);
+  if (o->spawn) {
+    close(reads[0]);
+    close(reads[1]);
+  }
   return 1;
 }
 
 static int cmd_reactor(int argc, char **argv) {
-  if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT [--subscriber EVENTS] [--noblock] CMD...");
+  if (argc < 7) fail("usage: reactor DEV THRESH_MS N OUT [--subscriber EVENTS] [--noblock] [--spawn] CMD...");
   int64_t threshold = atoll(argv[3]) * 1000000;
   long holds = atol(argv[4]);
   // Parent and subscriber child share this file: appends of whole lines only (line
@@ -540,12 +608,16 @@ static int cmd_reactor(int argc, char **argv) {
   FILE *out = fopen(argv[5], "a");
   if (!out) die(argv[5]);
   setvbuf(out, NULL, _IOLBF, 0);
-  struct reactor_opts o = {.threshold = threshold};
+  static struct reactor_opts o;  // large (the pidfd table): not on the stack
+  o.threshold = threshold;
   const char *events = NULL;
   int a = 6;
   for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
     if (!strcmp(argv[a], "--noblock")) {
       o.noblock = 1;
+    } else if (!strcmp(argv[a], "--spawn")) {
+      o.spawn = 1;
+      spawn_init(&o);
     } else if (!strcmp(argv[a], "--subscriber") && a + 1 < argc) {
       o.announce = 1;
       events = argv[++a];
@@ -622,6 +694,10 @@ static int cmd_reactor(int argc, char **argv) {
         siginfo_t info;
         waitid((idtype_t)P_PIDFD, (id_t)pfd, &info, WEXITED);
         epoll_ctl(ep, EPOLL_CTL_DEL, pfd, NULL);
+        if (o.spawn) {
+          close(o.outputs[pfd][0]);
+          close(o.outputs[pfd][1]);
+        }
         close(pfd);
         continue;
       }
@@ -644,6 +720,7 @@ static int cmd_reactor(int argc, char **argv) {
                 write_all(pair[0], &down, sizeof down);
               }
               armed = 1;
+              spawn_ready(&o);
               struct itimerspec its = {.it_value = {deadline / 1000000000, deadline % 1000000000}};
               timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
             } else if (ev[k].value == 0 && armed) {
@@ -652,7 +729,11 @@ static int cmd_reactor(int argc, char **argv) {
               armed = 0;
               // Read late (the key-up in the same batch): the kernel's timestamps decide,
               // as they do in actiond's recognizer, so a hold is never lost to a stall.
-              if (event_ns(&ev[k]) >= deadline) done += fire(&deadline, cmd, out, &o);
+              if (event_ns(&ev[k]) >= deadline) {
+                done += fire(&deadline, cmd, out, &o);
+              } else {
+                spawn_unready(&o, 0);
+              }
             }
           }
         }

@@ -81,6 +81,7 @@ EXP_ROUNDS=${EXP_ROUNDS:-2}
 EXP_DOUBLE=${EXP_DOUBLE:-0}
 EXP_QUIETS="${EXP_QUIETS:-}"
 EXP_ABUSE=${EXP_ABUSE:-0}
+EXP_REACTOR_SPAWN=${EXP_REACTOR_SPAWN:-0}
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$repo/Tests/bench/experiments/exp-lib.sh" "$extra/vm/exp-lib.sh"

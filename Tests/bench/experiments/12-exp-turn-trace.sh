@@ -8,7 +8,7 @@
 #   cp Tests/bench/experiments/12-exp-turn-trace.sh Tests/vm/bench/
 #   BENCH_ONLY=12-exp-turn-trace BENCH_N=40 [BENCH_EXTRA_BINS="/tmp/actiond-a ..."] \
 #     [EXP_SERIES="base:actiond-a new:actiond yield:actiond:ACTIOND_EXP_YIELD=1"] [EXP_DOUBLE=1] \
-#     [EXP_ABUSE=1] Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+#     [EXP_ABUSE=1] [EXP_REACTOR_SPAWN=1] Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
 # EXP_ABUSE=1: every series under BENCH_ABUSE_CLIENTS abusive clients (`benchtool abuse`) on an
 # actiond's socket: the traced daemon's own, or for the reactor one started for them (bound to
 # no device), as in make bench's abuse rows; the trace keeps only each hold's window.
@@ -94,11 +94,12 @@ act_traced() {  # TAG BIN [WRAPPER...]
   act_stop "$1"
   bdev_stop
 }
-reactor_traced() {  # TAG
+reactor_traced() {  # TAG [REACTOR OPTION]
+  _ropt=${2:-}
   if [ "${EXP_ABUSE:-0}" != 0 ]; then host_start "$1-host"; abuse_on "$SOCK"; fi
   bdev_start "actiond-bench-$1" "$WORK/$1-down.log"
   spawn "$1.out" $BENCHTOOL reactor "$BDEV_NODE" "$BENCH_HOLD_MS" "$BENCH_N" "$WORK/$1.log" \
-    --subscriber "$WORK/$1-events.log" --noblock $BENCHTOOL record "$1" "$WORK/$1-rec.log"
+    --subscriber "$WORK/$1-events.log" --noblock $_ropt $BENCHTOOL record "$1" "$WORK/$1-rec.log"
   _reactor=$SPAWN_PID
   wait_for_line "$1.out" '^ready' 10000
   trace_on "$1" "$_reactor"
@@ -157,4 +158,6 @@ for k in $(seq "${EXP_ROUNDS:-2}"); do
   done
   [ "${EXP_DOUBLE:-0}" = 0 ] || dbl_traced "dbl-$k" actiond
   reactor_traced rsub-$k
+  # EXP_REACTOR_SPAWN=1: the reactor with actiond's posix_spawn too (`--spawn`).
+  [ "${EXP_REACTOR_SPAWN:-0}" = 0 ] || reactor_traced rspawn-$k --spawn
 done

@@ -29,3 +29,6 @@ kill -TERM "$REACTOR_PID" 2>/dev/null
 wait_pid "$REACTOR_PID" 10000 "the reactor"
 bdev_stop
 reactor_holds reactor-sub --subscriber --noblock
+# And with actiond's posix_spawn too (own process group, signals reset, output pipes,
+# /dev/null, closefrom, chdir; the pipes and file actions readied at the key-down).
+reactor_holds reactor-spawn --subscriber --noblock --spawn

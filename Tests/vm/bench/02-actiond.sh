@@ -76,6 +76,7 @@ if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
   REACTOR_N=$BENCH_ABUSE_N reactor_holds reactor-abuse
   REACTOR_N=$BENCH_ABUSE_N reactor_holds reactor-sub-abuse --subscriber --noblock
+  REACTOR_N=$BENCH_ABUSE_N reactor_holds reactor-spawn-abuse --subscriber --noblock --spawn
   kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
   kill -TERM "$ABUSE_PID" 2>/dev/null
   wait_pid "$ABUSE_PID" 20000 "benchtool abuse"
