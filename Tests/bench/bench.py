@@ -1093,11 +1093,16 @@ def notes(vmr):
     if a and reactor and spawn:
         text = (f"- actiond's command starts {ms(a)} ms (p50) after the hold deadline: {ms(a - spawn)} ms beyond "
                 f"the posix_spawn floor, {'+' if a >= reactor else '−'}{ms(abs(a - reactor))} ms against the C "
-                "reactor, which calls posix_spawn at the deadline. actiond does the same (glibc posix_spawn "
-                "with its own process group, default signals, /dev/null stdin, output pipes, closefrom), so "
-                "the gap to the reactor is the daemon's own work at the deadline: draining the device, the "
-                "engine, the announcements and the request's argv/environment. Each sample is paired with "
-                "its own press by ACTIOND_PRESS_TIME.")
+                "reactor, which calls a bare posix_spawn at the deadline. actiond's posix_spawn also gives the "
+                "child its own process group, default signals, /dev/null stdin, output pipes and closefrom "
+                "(readied at the key-down)")
+        both = p("reactorSpawnCommand", "p50")
+        if both:
+            text += (f"; the reactor spawning that way (and feeding a subscriber) starts it {ms(both)} ms after its "
+                     f"deadline, so {'+' if a >= both else '−'}{ms(abs(a - both))} ms is the daemon's own work "
+                     "at the deadline: draining the device, the engine, the announcements, the bookkeeping of the "
+                     "run")
+        text += ". Each sample is paired with its own press by ACTIOND_PRESS_TIME."
         fork = p("fork", "p50")
         if fork:
             text += f" For scale: fork + execve from a small process costs {ms(fork)} ms (p50)."
