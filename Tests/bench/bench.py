@@ -1215,19 +1215,19 @@ def same_work_rows(vmr):
         rows.append(f"| `held` lateness p99, against a C reactor announcing it the same way | {ms(v)} ms | C reactor "
                     f"with a subscriber: `held` read p99 {ms(r)} ms (gap {gap(v - r)}) | ≤ that + "
                     f"{HELD_MARGIN / 1e6:g} ms | {verdict(over <= 0, f'{ms(over)} ms over it + {HELD_MARGIN / 1e6:g} ms')} |")
-    a, r = p("actiondCommand", "p50"), p("reactorSubCommand", "p50")
-    if a is not None and r is not None:
+    a = p("actiondCommand", "p50")
+    for limit, label, reactor, other in (
+            ("reactorSubCommand", "command start p50, against the C reactor doing the same deadline work",
+             "C reactor with a subscriber, no waitpid", f"plain reactor {ms(p('reactorCommand', 'p50'))}"),
+            ("reactorSpawnCommand", "… and the same posix_spawn (process group, signals, pipes, /dev/null, closefrom, "
+             "chdir)", "that C reactor spawning as actiond does",
+             f"with the bare posix_spawn {ms(p('reactorSubCommand', 'p50'))}")):
+        r = p(limit, "p50")
+        if a is None or r is None:
+            continue
         over = a - r - COMMAND_MARGIN
-        rows.append(f"| command start p50, against the C reactor doing the same deadline work | {ms(a)} ms | C reactor "
-                    f"with a subscriber, no waitpid {ms(r)} ms (gap {gap(a - r)}; plain reactor "
-                    f"{ms(p('reactorCommand', 'p50'))}) | within {COMMAND_MARGIN / 1e6:g} ms of it | "
-                    f"{verdict(over <= 0, f'{ms(over)} ms over it + {COMMAND_MARGIN / 1e6:g} ms')} |")
-    a, r = p("actiondCommand", "p50"), p("reactorSpawnCommand", "p50")
-    if a is not None and r is not None:
-        over = a - r - COMMAND_MARGIN
-        rows.append(f"| … and the same posix_spawn (process group, signals, pipes, /dev/null, closefrom, chdir) | "
-                    f"{ms(a)} ms | that C reactor spawning as actiond does {ms(r)} ms (gap {gap(a - r)}; with the "
-                    f"bare posix_spawn {ms(p('reactorSubCommand', 'p50'))}) | within {COMMAND_MARGIN / 1e6:g} ms of it | "
+        rows.append(f"| {label} | {ms(a)} ms | {reactor} {ms(r)} ms (gap {gap(a - r)}; {other}) | within "
+                    f"{COMMAND_MARGIN / 1e6:g} ms of it | "
                     f"{verdict(over <= 0, f'{ms(over)} ms over it + {COMMAND_MARGIN / 1e6:g} ms')} |")
     return rows
 
