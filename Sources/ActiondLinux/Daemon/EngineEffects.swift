@@ -248,7 +248,7 @@ extension EngineEffects: ControlEngineOutput {
   func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      let id = run(spec, job: job, tag: job.kind) { [unowned self] result in
+      let id = run(request(for: job, spec), tag: job.kind) { [unowned self] result in
         let outcome: ControlEngine.PerformOutcome
         switch result.outcome {
         case .exited(0): outcome = .succeeded
@@ -297,8 +297,8 @@ extension EngineEffects: ControlEngineOutput {
   func readValue(_ job: ControlEngine.ValueReadJob) {
     switch job.provider {
     case .exec(let spec):
-      run(spec, extra: job.instance.parameterEnvironment.merging(["ACTIOND_KIND": job.kind]) { $1 }, tag: job.kind) {
-        [unowned self] result in
+      let extra = job.instance.parameterEnvironment.merging(["ACTIOND_KIND": job.kind]) { $1 }
+      run(processRequest(spec, extra: extra), tag: job.kind) { [unowned self] result in
         let value: ControlValue
         switch result.outcome {
         case .exited(let status): value = ValueProviderSpec.interpretExitStatus(status)
@@ -373,24 +373,14 @@ extension EngineEffects: ControlEngineOutput {
     }
   }
 
-  /// Runs a perform's command: the one readied at its press's key-down when the job is
-  /// the one prepared then (the runner then only spawns it), else built now.
-  @discardableResult
-  private func run(
-    _ spec: ExecSpec, job: ControlEngine.PerformJob, tag: String, completion: @escaping (ProcessResult) -> Void
-  ) -> ProcessRunID? {
+  /// A perform's request: the one readied at its press's key-down when the job is the one
+  /// prepared then (the runner then only spawns it), else built now.
+  private func request(for job: ControlEngine.PerformJob, _ spec: ExecSpec) -> Result<ProcessRequest, SpawnFailure> {
     if let prepared = preparedHold, prepared.job.performsTheSame(as: job) {
       preparedHold = nil
-      return run(.success(prepared.request), tag: tag, completion: completion)
+      return .success(prepared.request)
     }
-    return run(processRequest(spec, extra: job.environment), tag: tag, completion: completion)
-  }
-
-  @discardableResult
-  private func run(
-    _ spec: ExecSpec, extra: [String: String], tag: String, completion: @escaping (ProcessResult) -> Void
-  ) -> ProcessRunID? {
-    run(processRequest(spec, extra: extra), tag: tag, completion: completion)
+    return processRequest(spec, extra: job.environment)
   }
 
   @discardableResult
