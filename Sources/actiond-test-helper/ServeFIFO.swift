@@ -14,7 +14,7 @@ import Glibc
 /// button; other buttons wait for a device forever.
 final class FIFOInputSource: InputSource {
   var onEvent: (InputEvent) -> Void = { _ in }
-  /// Set before the daemon runs (``Daemon/eventLoop``): the FIFO is watched on it.
+  /// Set before the daemon runs (``Daemon/loop``): the FIFO is watched on it.
   var loop: EventLoop?
   private let path: String
   private var fd: Int32 = -1
@@ -108,7 +108,7 @@ enum ServeFIFO {
       let daemon = try Daemon(
         settings: Daemon.Settings(configPath: config, logLevel: .warning, program: "actiond-test-helper"),
         input: input)
-      input.loop = daemon.eventLoop
+      input.loop = daemon.loop
       try daemon.run()
       exit(0)
     } catch {

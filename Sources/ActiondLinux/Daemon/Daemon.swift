@@ -54,8 +54,10 @@ public final class Daemon {
   }
 
   private let settings: Settings
-  /// Internal for tests, which turn it themselves (``start()`` without ``run()``).
-  let loop: EventLoop
+  /// The daemon's one loop. Tests turn it themselves (``start()`` without ``run()``); an
+  /// input source built outside the library watches its descriptors on it (the host
+  /// benchmark's FIFO input, actiond-test-helper).
+  public let loop: EventLoop
   private let logger: Logger
   private let notifier: SystemdNotifier
   /// Internal for tests, which change a value in the middle of a press.
@@ -66,9 +68,6 @@ public final class Daemon {
   /// The engine's output: it carries out what the engine asks (see ``EngineEffects``).
   /// Internal for tests (its `clientQuiet`).
   let effects: EngineEffects
-  /// The daemon's one loop, for an input source built outside the library that needs to
-  /// watch its own descriptors (the host benchmark's FIFO input, actiond-test-helper).
-  public var eventLoop: EventLoop { loop }
   /// The socket server's handler (see ``RequestRouter``).
   private let router: RequestRouter
   private let server: ControlServer
