@@ -7,7 +7,13 @@ import Testing
 /// Runs `request` on a fresh loop until it completes; collects output.
 private func runToCompletion(_ request: ProcessRequest) throws -> (ProcessResult, [ProcessOutputLine]) {
   let loop = try EventLoop()
-  let runner = ProcessRunner(loop: loop)
+  return try runToCompletion(request, on: ProcessRunner(loop: loop), loop)
+}
+
+/// Runs `request` on `runner` until it completes; its result and output.
+private func runToCompletion(
+  _ request: ProcessRequest, on runner: ProcessRunner, _ loop: EventLoop
+) throws -> (ProcessResult, [ProcessOutputLine]) {
   var lines: [ProcessOutputLine] = []
   var result: ProcessResult?
   var completions = 0
@@ -24,17 +30,6 @@ private func runToCompletion(_ request: ProcessRequest) throws -> (ProcessResult
   #expect(completions == 1)
   #expect(runner.runningCount == 0)
   #expect(loop.pendingTimerCount == 0, "timeout and grace timers are cancelled")
-  return (try #require(result), lines)
-}
-
-/// Runs `request` on `runner` until it completes; its result and output.
-private func runToCompletion(
-  _ request: ProcessRequest, on runner: ProcessRunner, _ loop: EventLoop
-) throws -> (ProcessResult, [ProcessOutputLine]) {
-  var lines: [ProcessOutputLine] = []
-  var result: ProcessResult?
-  runner.run(request, output: { lines.append($0) }) { result = $0 }
-  for _ in 0..<100_000 where result == nil { try loop.runOnce(until: loop.now() + .seconds(30)) }
   return (try #require(result), lines)
 }
 
