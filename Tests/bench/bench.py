@@ -187,9 +187,10 @@ def host_commands(helper, tool, work, holds, rounds, clients=50):
     input_event records, since this kernel has no uinput) against the C reactor doing the same
     deadline work and the same posix_spawn (`reactor --subscriber --noblock --spawn`) on a FIFO
     of its own, both fed the same presses by `benchtool fifopress`, idle and while `clients`
-    abusive clients hammer actiond's socket (the reactor runs then too, as in the VM). Every process of a series is pinned to
-    one CPU, the guest's single vCPU's situation without the emulator. Interleaved rounds;
-    samples paired by ACTIOND_PRESS_TIME, an early one fails the run."""
+    abusive clients hammer actiond's socket (the reactor runs then too, as in the VM). Every
+    process of a series is pinned to one CPU, the guest's single vCPU's situation without the
+    emulator. Interleaved rounds; samples paired by ACTIOND_PRESS_TIME, an early one fails the
+    run."""
     cpu = str(max(os.sched_getaffinity(0)))
     pin = ["taskset", "-c", cpu]
     d = os.path.join(work, "commands")

@@ -564,7 +564,7 @@ static int fire(const int64_t *deadline, char **cmd, FILE *out, struct reactor_o
   pid_t pid;
   int rc;
   if (o->spawn) {
-    spawn_ready(o);  // a key-up read only after the deadline: nothing was readied at the key-down
+    // Readied at this press's key-down (a hold is decided only after its key-down was read).
     rc = posix_spawn(&pid, cmd[0], &o->fa, &o->attr, cmd, environ);
   } else {
     rc = posix_spawn(&pid, cmd[0], NULL, NULL, cmd, environ);
