@@ -382,7 +382,8 @@ import Testing
     if case .pressed(let b, let k, let h, _, let t, let th) = e {
       known = .pressed(button: b, kind: k, hint: h, hints: [hints[0]], time: t, threshold: th)
     }
-    #expect(try Event(json: JSONParser.parse(newer).root) == known)
+    let readNewer = try Event(json: JSONParser.parse(newer).root)
+    #expect(readNewer == known)
     let bad = line.replacingOccurrences(of: #""gesture":"doublePress","#, with: "")
     #expect(throws: ProtocolError.self) { try Event(json: JSONParser.parse(bad).root) }
   }
@@ -478,9 +479,9 @@ import Testing
         == .event(.held(button: "b", kind: nil, time: MonotonicInstant(nanoseconds: 10_000))))
     // An event this version does not know is not an error: clients skip it.
     let exploded = #"{"type":"event","event":"exploded"}"#
-    #expect(
-      try ServerMessage.decode(line: exploded)
-        == .unknownEvent(name: "exploded", json: try JSONParser.parse(exploded).root))
+    let readExploded = try ServerMessage.decode(line: exploded)
+    let explodedJSON = try JSONParser.parse(exploded).root
+    #expect(readExploded == .unknownEvent(name: "exploded", json: explodedJSON))
     #expect(throws: ProtocolError.self) { try ServerMessage.decode(line: #"{"type":"event","event":"held"}"#) }
   }
 

@@ -28,7 +28,8 @@ import Testing
             " event=state-corrupt-removed path=\(h.stateDirectory)/state.json.corrupt-\(i - 3)") == true,
           "\(removed)")
       }
-      #expect(try h.stop() == 0)
+      let exit = try h.stop()
+      #expect(exit == 0)
     }
     let kept = entries(of: h.stateDirectory).filter { $0.contains("corrupt") }
     #expect(kept == ["state.json.corrupt-18", "state.json.corrupt-19", "state.json.corrupt-20"])
@@ -55,7 +56,8 @@ import Testing
     #expect(failure?.contains("path=\(h.stateDirectory)") == true, "\(log)")
     #expect(failure?.contains("EACCES") == true, "\(log)")
     #expect(!log.contains("event=state-corrupt-removed"))
-    #expect(try h.stop() == 0)
+    let exit = try h.stop()
+    #expect(exit == 0)
     #expect(chmod(h.stateDirectory, 0o755) == 0)
     // Every old copy is there, and the new one took the first free number.
     for n in 1...5 { #expect(readFile(h.stateDirectory + "/state.json.corrupt-\(n)") == "old \(n)") }
