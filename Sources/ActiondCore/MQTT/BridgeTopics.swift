@@ -86,6 +86,23 @@ public struct BridgeTopics: Hashable, Sendable {
     ["\(base)/control/+/set", "\(base)/button/+/assignment/set"] + homeAssistantStatusTopics + [discovery]
   }
 
+  /// The node's retained state topics, as subscriptions: the bridge subscribes to them
+  /// briefly when it connects to find what a previous run left (``BridgeModel/noteRetained(topic:)``).
+  public var stateSubscriptions: [String] {
+    ["\(base)/control/+/state", "\(base)/control/+/availability", "\(base)/button/+/assignment"]
+  }
+
+  /// Whether `topic` is one of the node's retained state topics (a control's `state` or
+  /// `availability`, a button's `assignment`).
+  public func isStateTopic(_ topic: String) -> Bool {
+    let prefix = base + "/"
+    guard topic.hasPrefix(prefix) else { return false }
+    let parts = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 3, !parts[1].isEmpty else { return false }
+    return (parts[0] == "control" && (parts[2] == "state" || parts[2] == "availability"))
+      || (parts[0] == "button" && parts[2] == "assignment")
+  }
+
   /// What a command topic names, or nil for a topic that is not one of this node's commands.
   public enum CommandTarget: Hashable, Sendable {
     case control(id: String)
