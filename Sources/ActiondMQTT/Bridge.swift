@@ -32,12 +32,12 @@ public final class Bridge {
   private var commands: [RequestID: (what: String, topic: String, control: String?)] = [:]
   /// Fires when the oldest command held for actiond's snapshot has waited too long.
   private var holdTimer: TimerID?
-  /// Commands taken from the model after actiond's snapshot, carried out one at a time:
-  /// actiond refuses a perform of a control still performing ("busy"), so each waits for
-  /// the reply to the one before it (``releasing``). Commands that arrive meanwhile queue
-  /// behind them, keeping the order they were sent in.
+  /// Commands waiting for the one on its way to actiond (``releasing``): those taken from the
+  /// model after actiond's snapshot and those that arrived while one was on its way. actiond
+  /// refuses a perform of a control still performing ("busy"), so each waits for the reply
+  /// to the one before it, in the order they were sent.
   private var backlog: [HeldCommand] = []
-  /// The request of the backlog's command on its way to actiond.
+  /// The request of the command on its way to actiond, if any.
   private var releasing: RequestID?
 
   /// What the bridge found about its host.
@@ -317,7 +317,10 @@ public final class Bridge {
       backlog.append(HeldCommand(topic: message.topic, payload: message.payload, at: now))
       return
     }
-    handle(topic: message.topic, payload: message.payload)
+    // One command at a time on its way to actiond, the next when it has answered: a burst
+    // (the broker's queue handed over once the snapshot is already in, or Home Assistant
+    // sending ON and OFF quickly) would otherwise meet actiond's "still performing".
+    releasing = handle(topic: message.topic, payload: message.payload)
   }
 
   /// Carries out one command (or Home Assistant's status), received now or held until
