@@ -18,7 +18,7 @@ import Foundation
 ///     intent ok | intent fail WORDS...         the oldest running intent finishes
 ///     value on|off|unavailable                 the oldest pending value read answers
 ///     perform BUTTON | perform-kind KIND       socket `perform`
-///     press BUTTON                             socket `press` (a simulated short press)
+///     press BUTTON [hold=SPAN | double]        socket `press` (a virtual press; short by default)
 ///     set KIND on|off                          socket `set`
 ///     assign BUTTON KIND [NAME=VALUE...]       socket `assign`
 ///     reload [KIND]                            socket `reload`
@@ -123,10 +123,18 @@ enum EngineScenarioDriver: ScenarioDriver {
             try engine.instance(kind: w[1], configuration: nil), button: nil, source: .socket, completion: reply)
         } catch { reply(.failure(error)) }
       case "press":
-        guard w.count == 2 else { throw fail("usage: press BUTTON") }
-        let b = try buttonIndex(w[1], line)
-        _ = b
-        engine.simulatePress(button: w[1], at: time)
+        let usage = "usage: press BUTTON [hold=SPAN | double]"
+        guard w.count == 2 || (w.count == 3 && w[2] == "double") else { throw fail(usage) }
+        _ = try buttonIndex(w[1], line)
+        var press = w.count == 3 ? VirtualPress.double : .short
+        for option in try line.options(in: scenario.name) {
+          guard option.key == "hold", w.count == 2 else { throw fail(usage) }
+          press = .hold(try ScenarioParser.parseSpan(option.value, file: scenario.name, line: line.number))
+        }
+        switch engine.simulatePress(button: w[1], press, at: time) {
+        case .success: break
+        case .failure(let refusal): recorder.emit("reply \(refusal)")
+        }
       case "set":
         guard w.count == 3, ["on", "off"].contains(w[2]) else { throw fail("usage: set KIND on|off") }
         do {
