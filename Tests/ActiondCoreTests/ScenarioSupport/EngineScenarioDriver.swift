@@ -10,6 +10,7 @@ import Foundation
 ///                            loaded through ConfigurationLoader like the daemon does
 ///     timer-latency SPAN     how late the engine's timer fires (default 0ms)
 ///     trace effects          also print what the engine asks of the adapter
+///     trace log              also print the engine's log lines of level notice
 ///
 /// Steps:
 ///
@@ -41,6 +42,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       case "timer-latency" where line.words.count == 2:
         latency = try ScenarioParser.parseSpan(line.words[1], file: scenario.name, line: line.number)
       case "trace" where line.words == ["trace", "effects"]: recorder.traceEffects = true
+      case "trace" where line.words == ["trace", "log"]: recorder.traceLog = true
       default: throw ScenarioError(file: scenario.name, line: line.number, "unknown header '\(line)'")
       }
     }
@@ -216,6 +218,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     var runs: [ControlEngine.PerformJob] = []
     var reads: [ControlEngine.ValueReadJob] = []
     var traceEffects = false
+    var traceLog = false
 
     func emit(_ text: String) { lines.append("@\(now - EngineScenarioDriver.origin) \(text)") }
 
@@ -271,6 +274,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       return " hints=[" + hints.map { "\($0.gesture.rawValue):\($0.hint)" }.joined(separator: "|") + "]"
     }
     func log(_ level: LogLevel, _ message: String) {
+      if traceLog && level == .notice { emit("log \(level) \(quote(message))") }
       if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }
     }
     func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
