@@ -181,7 +181,7 @@ npid=$(systemctl show -P MainPID actiond.service)
 exe=$(readlink /proc/$npid/exe)
 [ "$exe" = /usr/sbin/actiond ] || fail "actiond.service runs '$exe' after the upgrade, not the unpacked /usr/sbin/actiond"
 dpkg --verify actiond >/tmp/verify.log 2>&1
-if grep -v ' c /etc/actiond/actiond.json$' /tmp/verify.log | grep -q .; then fail "dpkg --verify actiond after the upgrade: $(cat /tmp/verify.log)"; fi
+if grep -v ' c /etc/actiond/actiond.json$' /tmp/verify.log | grep -q .; then fail "dpkg --verify actiond after the upgrade: $(tr "\n" ";" </tmp/verify.log)"; fi
 zcat /usr/share/doc/actiond/changelog*.gz | head -1 | grep -qF "($nv)" || fail "the changelog is not $nv's: $(zcat /usr/share/doc/actiond/changelog*.gz | head -1)"
 status_has 'Work Timer.*Running' || fail "the state was lost in the upgrade: $(actionctl status 2>&1)"
 say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid) on the unpacked binary ($(/usr/sbin/actiond --version)), files verified, socket kept, Work Timer still Running"
