@@ -50,12 +50,14 @@ test-deb: deb
 ## unconfigured, failing once without its password file; configured: online, discovery,
 ## the hold's events through mosquitto in the guest; remove, purge); upgrade to a next
 ## build (made from a copy of this checkout with a newer version: a second full release
-## build, several minutes; DEB_NEXT=PATH.deb reuses one), remove, purge. Not in
-## TEST_TIERS: the guest alone takes about 3 minutes, the second build 5 more.
+## build, several minutes; DEB_NEXT=PATH.deb reuses one; DEB_NEXT=repack takes this package
+## repacked with a newer version, as test-deb-debian13 does), remove, purge. Not in
+## TEST_TIERS: the guest alone takes about 4 minutes, the second build 5 more; on this
+## machine's userland (Debian 12 here, 13 in CI's Debian 13 root).
 DEB_NEXT ?=
 test-deb-systemd: deb
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
-	Tests/deb/systemd.sh $(DEB_FILE) $(DEB_NEXT)
+	Tests/deb/systemd.sh $(if $(filter repack,$(DEB_NEXT)),--next-from-previous $(DEB_FILE),$(DEB_FILE) $(DEB_NEXT))
 
 ## test-deb-debian13: what test-deb-systemd does, in a Debian 13 (trixie) guest: the
 ## package built here (on Debian 12 with glibc 2.36, or on Debian 13) installs, hotplugs,
