@@ -6,7 +6,7 @@
 # qemu-system-arm provides qemu-system-aarch64; kmod's depmod/modprobe resolve
 # the guest's modules on the host; binutils' readelf checks the sysroot has
 # every library udevadm links; cpio/gzip pack the initramfs; python3 speaks QMP.
-APT_PACKAGES += qemu-system-arm cpio gzip kmod binutils python3
+test-arm64: APT_PACKAGES += qemu-system-arm cpio gzip kmod binutils python3
 TEST_TIERS += test-arm64
 
 .PHONY: test-arm64

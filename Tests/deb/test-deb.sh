@@ -104,6 +104,18 @@ listing() {
 listing "$deb" actiond
 listing "$mqttdeb" mqtt
 diff -u <(expected | sort) "$tmp/actiond.listing" || fail "actiond's file list differs (- expected, + packaged)"
+# The licence: each package's copyright is machine-readable (DEP-5) and puts every file
+# under Apache-2.0, the licence of the LICENSE file at the top of the source.
+head -3 LICENSE | grep -q 'Apache License' && grep -q '^ *Version 2.0, January 2004$' LICENSE \
+  || fail "LICENSE is not the Apache License, Version 2.0"
+for p in "$deb:actiond" "$mqttdeb:actiond-mqtt"; do
+  copyright=$(dpkg-deb --fsys-tarfile "${p%%:*}" | tar -xOf - "./usr/share/doc/${p##*:}/copyright")
+  grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' <<<"$copyright" \
+    || fail "${p##*:}: copyright is not DEP-5"
+  awk '/^Files: \*$/ { f = 1 } f && /^License:/ { print; exit }' <<<"$copyright" | grep -qx 'License: Apache-2.0' \
+    || fail "${p##*:}: copyright does not put Files: * under License: Apache-2.0"
+done
+echo "test-deb: both packages' copyright (DEP-5): Files: * under Apache-2.0"
 diff -u <(expected_mqtt | sort) "$tmp/mqtt.listing" || fail "actiond-mqtt's file list differs (- expected, + packaged)"
 grep -q ' \./etc/actiond/controls\.d/$' "$tmp/actiond.tar" || fail "no /etc/actiond/controls.d directory"
 if grep -q ' \./etc/' "$tmp/mqtt.tar"; then fail "actiond-mqtt ships something in /etc (its files there are the operator's): $(grep ' \./etc/' "$tmp/mqtt.tar")"; fi
