@@ -12,7 +12,7 @@
 # build needs is debian/control's Build-Depends, installed here by `make deps`.
 # dpkg-buildpackage needs no fakeroot: Rules-Requires-Root: no.
 
-deb test-deb test-deb-systemd test-deb-fresh: APT_PACKAGES += dpkg-dev debhelper build-essential lintian
+deb test-deb test-deb-systemd test-deb-debian13 test-deb-fresh: APT_PACKAGES += dpkg-dev debhelper build-essential lintian
 TEST_TIERS += test-deb
 
 DEB_DIR := .build/deb
@@ -55,6 +55,9 @@ test-deb: deb
 ## TEST_TIERS: the guest alone takes about 4 minutes, the second build 5 more; on this
 ## machine's userland (Debian 12 here, 13 in CI's Debian 13 root).
 DEB_NEXT ?=
+# The guest's userland is this machine's /usr: its systemd, procps (the unit's ExecReload=
+# runs kill) and the guest's broker, mosquitto with its clients.
+test-deb-systemd: APT_PACKAGES += systemd procps mosquitto mosquitto-clients
 test-deb-systemd: deb
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
 	Tests/deb/systemd.sh $(if $(filter repack,$(DEB_NEXT)),--next-from-previous $(DEB_FILE),$(DEB_FILE) $(DEB_NEXT))
@@ -69,9 +72,12 @@ test-deb-systemd: deb
 ## package repacked with a newer version (systemd.sh's repack_next says what that proves
 ## and what it cannot). About 4 minutes with the cache, most of it dpkg and the maintainer
 ## scripts' systemctl and perl under TCG.
+## Its host tools: mmdebstrap makes the root; qemu, busybox-static, cpio and gzip the VM and
+## its initramfs; kmod's modprobe resolves the modules; xz and zstd unpack Debian 13's
+## xz-compressed modules and zstd-compressed kernel. The guest's mosquitto is the root's.
 TEST_TIERS += test-deb-debian13
+test-deb-debian13: APT_PACKAGES += mmdebstrap qemu-system-x86 busybox-static cpio gzip kmod xz-utils zstd
 test-deb-debian13: deb
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="mmdebstrap qemu-system-x86 busybox-static cpio gzip kmod xz-utils zstd"
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
 	Tests/deb/systemd.sh --suite trixie --next-from-previous $(DEB_FILE)
 
