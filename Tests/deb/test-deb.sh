@@ -28,6 +28,10 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Version)" = "$version" ] || fail "Version is $(field Version), Version.swift says $version"
 [ "$(dpkg-parsechangelog -S Version)" = "$version" ] || fail "debian/changelog is at $(dpkg-parsechangelog -S Version), Version.swift at $version"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+# Where the units and the udev rule are: /lib on Debian 12, /usr/lib where debhelper has
+# dh_movetousr (Debian 13; debian/rules says why).
+lib=lib
+if command -v dh_movetousr >/dev/null; then lib=usr/lib; fi
 [ "$(field Architecture)" = "$arch" ] || fail "Architecture is $(field Architecture)"
 depends=$(field Depends)
 for lib in libevdev2 libudev1 libc6; do
@@ -70,9 +74,9 @@ grep -qx home-assistant.md <<<"$mqtt_guides" || fail "debian/actiond-mqtt.instal
 for g in $mqtt_guides; do [ -f "docs/$g" ] || fail "debian/actiond-mqtt.install names $d/$g, which is no docs/ file"; done
 expected() {
   printf '%s\n' usr/sbin/actiond usr/bin/actionctl \
-    lib/systemd/system/actiond.service lib/systemd/system/actiond.socket \
+    $lib/systemd/system/actiond.service $lib/systemd/system/actiond.socket \
     usr/lib/systemd/user/actiond-notify.service \
-    lib/udev/rules.d/70-actiond.rules usr/lib/sysusers.d/actiond.conf \
+    $lib/udev/rules.d/70-actiond.rules usr/lib/sysusers.d/actiond.conf \
     usr/share/man/man8/actiond.8 usr/share/man/man1/actionctl.1 usr/share/man/man5/actiond.conf.5 \
     etc/actiond/actiond.json $d/copyright $d/changelog
   [ -f completion/actionctl.bash ] && echo usr/share/bash-completion/completions/actionctl
@@ -82,7 +86,7 @@ expected() {
   for f in examples/bin/*; do echo "usr/lib/actiond/${f##*/}"; done
 }
 expected_mqtt() {
-  printf '%s\n' usr/sbin/actiond-mqtt lib/systemd/system/actiond-mqtt.service usr/share/man/man8/actiond-mqtt.8 \
+  printf '%s\n' usr/sbin/actiond-mqtt $lib/systemd/system/actiond-mqtt.service usr/share/man/man8/actiond-mqtt.8 \
     usr/share/doc/actiond-mqtt/copyright usr/share/doc/actiond-mqtt/changelog
   for g in $mqtt_guides; do echo "$d/$g"; done
   [ -f debian/actiond-mqtt.lintian-overrides ] && echo usr/share/lintian/overrides/actiond-mqtt
@@ -195,11 +199,11 @@ echo "test-deb: actiond-mqtt: no conffiles, postinst (service neither enabled no
 dpkg-deb -x "$deb" "$tmp/root"
 dpkg-deb -x "$mqttdeb" "$tmp/root"
 r=$tmp/root
-grep -qx 'ExecStart=/usr/sbin/actiond' "$r/lib/systemd/system/actiond.service" || fail "actiond.service does not start /usr/sbin/actiond"
+grep -qx 'ExecStart=/usr/sbin/actiond' "$r/$lib/systemd/system/actiond.service" || fail "actiond.service does not start /usr/sbin/actiond"
 for u in actiond.service actiond.socket; do
-  grep -qx 'ConditionPathExists=/etc/actiond/actiond.json' "$r/lib/systemd/system/$u" || fail "$u starts without a configuration"
+  grep -qx 'ConditionPathExists=/etc/actiond/actiond.json' "$r/$lib/systemd/system/$u" || fail "$u starts without a configuration"
 done
-if grep -l '/usr/local' "$r/lib/systemd/system/"* "$r/lib/udev/rules.d/"* "$r/usr/lib/sysusers.d/"* "$r"/usr/share/doc/actiond/examples/controls.d/*.json; then
+if grep -l '/usr/local' "$r/$lib/systemd/system/"* "$r/$lib/udev/rules.d/"* "$r/usr/lib/sysusers.d/"* "$r"/usr/share/doc/actiond/examples/controls.d/*.json; then
   fail "these files name /usr/local"
 fi
 cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond/actiond.json is not examples/actiond.json"
@@ -208,7 +212,7 @@ cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond
 if ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep -E 'libswift|libstdc\+\+|not found'; then fail "a binary needs the Swift or C++ runtime"; fi
 grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/actiond-notify.service" \
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"
-mu=$r/lib/systemd/system/actiond-mqtt.service
+mu=$r/$lib/systemd/system/actiond-mqtt.service
 grep -qx 'ExecStart=/usr/sbin/actiond-mqtt' "$mu" || fail "actiond-mqtt.service does not start /usr/sbin/actiond-mqtt"
 # Installed, not configured (no /etc/actiond/mqtt-password), and started anyway: it fails
 # once and stays failed, no restart every RestartSec= (docs/operations.md; test-deb-systemd
@@ -230,7 +234,8 @@ echo "test-deb: units and examples name /usr paths; $("$r/usr/sbin/actiond" --ve
 n=0
 for p in $(sed -n '/^### The Debian package/,/^### /p' docs/operations.md | grep -o '`/[^` ]*`' | tr -d '`'); do
   for q in $(eval "echo $p"); do  # brace forms: /lib/systemd/system/actiond.{service,socket}
-    grep -qE " \.${q%/}/?\$" "$tmp/actiond.tar" "$tmp/mqtt.tar" || fail "docs/operations.md names $q, which neither package holds"
+    # /usr/lib/... is where a file of /lib/... is on a merged-/usr system (Debian 12 and 13).
+    grep -qE " \.(${q%/}|${q#/usr})/?\$" "$tmp/actiond.tar" "$tmp/mqtt.tar" || fail "docs/operations.md names $q, which neither package holds"
     n=$((n + 1))
   done
 done

@@ -120,6 +120,9 @@ public final class ControlEngine {
 
   private struct InFlight {
     var job: PerformJob
+    /// The definition the intent was planned from: a momentary toggle's off is announced
+    /// from it when a reload removed the control while it ran.
+    var definition: ControlDefinition
     var completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
     /// Set once the intent succeeded and the value is being re-read.
     var rereading = false
@@ -191,8 +194,14 @@ public final class ControlEngine {
 
   /// A key event from a device serving button `button` (index in `configuration.buttons`).
   public func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
-    guard button < recognizers.count, let out = recognizers.keyEvent(button: button, code: code, value: value, at: time)
-    else { return }
+    guard button < recognizers.count else { return }
+    if !virtualPresses.isEmpty, code == recognizers[button].keyCode,
+      realKeyTakesOver(button: button, value: value, at: time)
+    {
+      rearm()
+      return
+    }
+    guard let out = recognizers.keyEvent(button: button, code: code, value: value, at: time) else { return }
     handle(out, button: button)
     rearm()
   }
@@ -201,6 +210,7 @@ public final class ControlEngine {
   /// devices first, so a release stamped before the deadline is already known.
   public func deadlineReached(at now: MonotonicInstant) {
     armedDeadline = nil
+    runVirtualPresses(upTo: now)
     var outs: [(Int, PressRecognizer.Output)] = []
     recognizers.deadlineReached(at: now) { outs.append(($0, $1)) }
     for (button, out) in outs { handle(out, button: button) }
@@ -208,13 +218,18 @@ public final class ControlEngine {
   }
 
   /// The earliest recognizer deadline (what the timer should be armed for).
-  public var nextDeadline: MonotonicInstant? { recognizers.nextDeadline?.at }
+  public var nextDeadline: MonotonicInstant? {
+    let virtual = virtualPresses.values.compactMap { $0.edges.first?.at }.min()
+    guard let recognizer = recognizers.nextDeadline?.at else { return virtual }
+    return virtual.map { min($0, recognizer) } ?? recognizer
+  }
 
   /// A device serving `button` was opened; `keyDown` is the key's state at that moment
   /// (a key already down is not a press). Which device serves which button is the input
   /// layer's to know (`buttonStatus(_:devices:)` asks it); the engine only needs the key.
   public func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
@@ -223,6 +238,7 @@ public final class ControlEngine {
   /// its keys itself because it is going away: a pending hold is cancelled (`device-lost`).
   public func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.deviceLost(button: button, at: time), button: button)
     rearm()
   }
@@ -230,6 +246,7 @@ public final class ControlEngine {
   /// Events of the device serving `button` were dropped (SYN_DROPPED); the key is now `keyDown`.
   public func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.resynchronized(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
@@ -272,7 +289,10 @@ public final class ControlEngine {
           if hold.momentary {
             // On while held: whatever ends this press (release, lost device, reload)
             // turns it off again (`endMomentary`).
-            momentaryHolds[name] = MomentaryHold(instance: hold.instance, pressTime: pressedAt)
+            if let definition = configuration.control(kind: hold.instance.kind) {
+              momentaryHolds[name] = MomentaryHold(
+                instance: hold.instance, definition: definition, pressTime: pressedAt)
+            }
             performMomentary(hold.instance, on: true, button: name, pressTime: pressedAt)
           } else {
             perform(hold.instance, button: name, source: .button, gesture: .hold, pressTime: pressedAt, completion: nil)
@@ -314,7 +334,7 @@ public final class ControlEngine {
           output.log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
           // Not announced, but the press is over: a pattern lasting while the key is down ends.
           output.buttonMoment(.cancelled, button: name)
-          endMomentary(button: name)
+          endMomentary(button: name, why: "its press ended (\(reason))")
         }
       }
     }
@@ -388,15 +408,22 @@ public final class ControlEngine {
   /// A momentary toggle held on by a button's press: it goes off when the press ends.
   private struct MomentaryHold {
     var instance: ControlInstance
+    /// The definition it was turned on with: its off is that definition's off, also when
+    /// a reload changed or removed the control meanwhile.
+    var definition: ControlDefinition
     var pressTime: MonotonicInstant
   }
 
   /// A momentary perform that arrived while the instance's intent ran: it runs as soon as
   /// that one finished (the one exception to "busy, not queued": an off must never be lost).
   private struct QueuedMomentary {
+    /// Kept here: a reload may remove the control while it waits, and its off still runs.
+    var instance: ControlInstance
     var on: Bool
     var button: String
     var pressTime: MonotonicInstant
+    /// An off's definition (``MomentaryHold/definition``); nil: the configuration's.
+    var definition: ControlDefinition?
   }
 
   /// Button name → the momentary toggle its current press holds on.
@@ -406,50 +433,162 @@ public final class ControlEngine {
 
   /// The daemon is stopping: every momentary toggle held on by a press goes off now, while
   /// commands may still start (the stop spares these offs, ``PerformJob/endsMomentaryHold``).
+  /// An off waiting for its on's command runs once that command ended: the stop ends it.
   public func endMomentaryHolds() {
-    for button in momentaryHolds.keys.sorted() { endMomentary(button: button) }
+    for button in momentaryHolds.keys.sorted() { endMomentary(button: button, why: "actiond is stopping") }
+  }
+
+  /// True while a momentary toggle is held on, or its off waits for a running intent: what a
+  /// stop must still run before the daemon exits.
+  public var hasMomentaryOffsPending: Bool {
+    !momentaryHolds.isEmpty || queuedMomentary.values.contains { !$0.on }
   }
 
   /// The press that held a momentary toggle on ended (released, device lost, resync,
-  /// reload, stop): turn it off, whatever happened to the on.
-  private func endMomentary(button: String) {
+  /// reload, reassignment, stop): turn it off, whatever happened to the on. `why` is
+  /// logged when it is not the release.
+  private func endMomentary(button: String, why: String? = nil) {
     guard let held = momentaryHolds.removeValue(forKey: button) else { return }
-    performMomentary(held.instance, on: false, button: button, pressTime: held.pressTime)
+    if let why { output.log(.notice, "button \(button): \(held.instance.kind) goes off: \(why)") }
+    performMomentary(
+      held.instance, on: false, button: button, pressTime: held.pressTime, definition: held.definition)
   }
 
-  private func performMomentary(_ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant) {
+  /// A reload or an `assign` changed what `button`'s hold performs or the definition of the
+  /// momentary toggle it holds on: that toggle goes off now, with the definition it was
+  /// turned on with. The press goes on; its release does nothing more.
+  private func endMomentaryHoldsNoLongerAssigned(why: String) {
+    for (button, held) in momentaryHolds.sorted(by: { $0.key < $1.key }) {
+      let still = gestureAssignments[button]?[.hold]
+      let current = configuration.control(kind: held.instance.kind)
+      if current != held.definition {
+        endMomentary(
+          button: button, why: current == nil ? "\(why) removed the control" : "\(why) changed the control")
+      } else if still?.momentary != true || still?.instance.id != held.instance.id {
+        endMomentary(button: button, why: "\(why) assigned another control to the button's hold")
+      }
+    }
+  }
+
+  private func performMomentary(
+    _ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant,
+    definition: ControlDefinition? = nil
+  ) {
     if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       // A later request replaces an earlier queued one: on then off while busy is off.
-      queuedMomentary[instance.id] = QueuedMomentary(on: on, button: button, pressTime: pressTime)
+      queuedMomentary[instance.id] = QueuedMomentary(
+        instance: instance, on: on, button: button, pressTime: pressTime, definition: definition)
       output.log(
         .info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
       return
     }
     perform(
       instance, button: button, source: .button, gesture: .hold, pressTime: pressTime, forcing: on,
-      valueWasRead: false, endsMomentaryHold: !on, completion: nil)
+      valueWasRead: false, endsMomentaryHold: !on, definition: definition, completion: nil)
   }
 
   /// An intent of `instanceID` finished (either way): run the momentary perform that waited for it.
   private func runQueuedMomentary(_ instanceID: String) {
-    guard let queued = queuedMomentary.removeValue(forKey: instanceID),
-      let instance = instances[instanceID]
-    else { return }
-    performMomentary(instance, on: queued.on, button: queued.button, pressTime: queued.pressTime)
+    guard let queued = queuedMomentary.removeValue(forKey: instanceID) else { return }
+    performMomentary(
+      queued.instance, on: queued.on, button: queued.button, pressTime: queued.pressTime, definition: queued.definition)
   }
 
-  /// `press`: a simulated short press on `button`. Like a real one it performs nothing
-  /// and announces the hints (pressed, then released). False when there is no such button.
+  // MARK: - Virtual presses
+
+  /// The key edges a `press` request still has to deliver to a button's recognizer, in
+  /// time order (the first one may be due now). `isDown`: the virtual key is down.
+  struct VirtualKey {
+    var edges: [(down: Bool, at: MonotonicInstant)]
+    var isDown = false
+  }
+
+  /// Button name → its virtual press in progress (at most one per button).
+  private var virtualPresses: [String: VirtualKey] = [:]
+
+  /// Why a `press` could not start.
+  public enum VirtualPressRefusal: Error, Hashable, Sendable {
+    case unknownButton
+    /// The button's key is down (a real key, or another virtual press is in progress):
+    /// a second key-down would be no press at all.
+    case keyDown
+  }
+
+  /// `press`: a virtual press of `button`'s key, starting at `time`. Its key-down and
+  /// key-up go through the button's recognizer exactly as the kernel's would, so a short
+  /// press announces the hints, a hold performs at the threshold, a double press and a
+  /// long hold act, a momentary toggle is on while the virtual key is down. The key-up of
+  /// a hold is delivered by the engine's own timer at its absolute time, so nobody has to
+  /// wait for it. Returns when the virtual key goes up for the last time.
   @discardableResult
-  public func simulatePress(button: String, at time: MonotonicInstant) -> Bool {
-    guard let config = configuration.button(named: button) else { return false }
-    let kind = assignment(of: button, gesture: .hold)?.instance.kind
-    let hints = gestureHints(button: button)
-    let hint = joinedHint(hints, button: button)
-    announce(
-      .pressed(button: button, kind: kind, hint: hint, hints: hints, time: time, threshold: config.holdThreshold))
-    announce(.released(button: button, kind: kind, hint: hint, hints: hints, time: time, duration: .zero))
-    return true
+  public func simulatePress(
+    button: String, _ press: VirtualPress = .short, at time: MonotonicInstant
+  ) -> Result<MonotonicInstant, VirtualPressRefusal> {
+    guard let index = configuration.buttons.firstIndex(where: { $0.name == button }), index < recognizers.count
+    else { return .failure(.unknownButton) }
+    guard virtualPresses[button] == nil, !recognizers[index].recognizer.isDown else { return .failure(.keyDown) }
+    let edges: [(down: Bool, at: MonotonicInstant)]
+    switch press {
+    case .short: edges = [(true, time), (false, time)]
+    case .hold(let span): edges = [(true, time), (false, time + span)]
+    case .double:
+      // The second key-down as soon as the first release is no longer chatter: inside
+      // every valid window (the window is longer than the debounce).
+      let second = time + recognizers[index].recognizer.settings.debounce
+      edges = [(true, time), (false, time), (true, second), (false, second)]
+    }
+    virtualPresses[button] = VirtualKey(edges: edges)
+    runVirtualPresses(upTo: time)
+    rearm()
+    return .success(edges[edges.count - 1].at)
+  }
+
+  /// Delivers every virtual key edge due at or before `t`, each stamped with its own time.
+  private func runVirtualPresses(upTo t: MonotonicInstant) {
+    guard !virtualPresses.isEmpty else { return }
+    for name in virtualPresses.keys.sorted() {
+      guard let index = configuration.buttons.firstIndex(where: { $0.name == name }), index < recognizers.count else {
+        virtualPresses[name] = nil
+        continue
+      }
+      while let key = virtualPresses[name], let edge = key.edges.first, edge.at <= t {
+        var rest = key
+        rest.edges.removeFirst()
+        rest.isDown = edge.down
+        virtualPresses[name] = rest.edges.isEmpty ? nil : rest
+        let code = recognizers[index].keyCode
+        if let out = recognizers.keyEvent(button: index, code: code, value: edge.down ? 1 : 0, at: edge.at) {
+          handle(out, button: index)
+        }
+      }
+    }
+  }
+
+  /// A real key event of `button`'s key arrived during a virtual press. The hardware
+  /// wins: the virtual edges not yet due are dropped. A real key-down while the virtual
+  /// key is down takes the press over (it is not a new press: the real release ends it,
+  /// so holding the real key on keeps a hold going); otherwise the real event is read as
+  /// usual. True when the event was consumed.
+  private func realKeyTakesOver(button index: Int, value: Int32, at time: MonotonicInstant) -> Bool {
+    let name = configuration.buttons[index].name
+    guard virtualPresses[name] != nil else { return false }
+    runVirtualPresses(upTo: time)
+    guard let key = virtualPresses.removeValue(forKey: name) else { return false }
+    output.log(.info, "button \(name): the key was pressed during a virtual press, which it ends")
+    return key.isDown && value == 1
+  }
+
+  /// A device change on `button` (bound, lost, resynchronised) ends a virtual press on it:
+  /// its key goes up at `time` (what was due before is delivered first), so the device's
+  /// own state is then read against a key that is up, as the kernel reports it.
+  private func endVirtualPress(button index: Int, at time: MonotonicInstant) {
+    guard !virtualPresses.isEmpty else { return }
+    let name = configuration.buttons[index].name
+    runVirtualPresses(upTo: time)
+    guard let key = virtualPresses.removeValue(forKey: name), key.isDown else { return }
+    if let out = recognizers.keyEvent(button: index, code: recognizers[index].keyCode, value: 0, at: time) {
+      handle(out, button: index)
+    }
   }
 
   // MARK: - Feedback
@@ -507,7 +646,7 @@ public final class ControlEngine {
   }
 
   private func rearm() {
-    let next = recognizers.nextDeadline?.at
+    let next = nextDeadline
     if next != armedDeadline {
       armedDeadline = next
       output.armTimer(at: next)
@@ -534,9 +673,11 @@ public final class ControlEngine {
   private func perform(
     _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture?,
     pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool, endsMomentaryHold: Bool = false,
-    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    definition given: ControlDefinition? = nil, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
-    guard let definition = configuration.control(kind: instance.kind) else {
+    // `given`: a momentary toggle's off runs the off of the definition it was turned on
+    // with, even if a reload changed or removed the control since.
+    guard let definition = given ?? configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
       announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
       completion?(.failure(e))
@@ -579,7 +720,7 @@ public final class ControlEngine {
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
       requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
     job.endsMomentaryHold = endsMomentaryHold
-    inFlight[instance.id] = InFlight(job: job, completion: completion)
+    inFlight[instance.id] = InFlight(job: job, definition: definition, completion: completion)
     announce(
       .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))
     if case .state = intent {
@@ -653,6 +794,17 @@ public final class ControlEngine {
       runQueuedMomentary(instanceID)
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
+        if job.endsMomentaryHold {
+          // A reload removed the control while its off ran: the off is done, and announced
+          // from the definition it ran (nothing is stored for a control that is gone).
+          inFlight[instanceID] = nil
+          let snapshot = ControlPresentation(
+            definition: entry.value.definition, instance: job.instance, value: .off
+          ).snapshot(performing: false, providerMissing: false)
+          announce(.performed(button: job.button, source: job.source, gesture: job.gesture, control: snapshot))
+          runQueuedMomentary(instanceID)
+          return
+        }
         finishPerform(instanceID)
         return
       }
@@ -951,6 +1103,8 @@ public final class ControlEngine {
     output.log(
       .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     syncGestures()
+    // The press holding a momentary toggle on goes on, but no longer holds it.
+    if gesture == .hold { endMomentaryHoldsNoLongerAssigned(why: "an assign request") }
     if values[instance.id] == nil { refresh(instance) }
     return snap
   }
@@ -1025,6 +1179,10 @@ public final class ControlEngine {
   public func apply(configuration new: Configuration, at time: MonotonicInstant) {
     let unchanged = new.unchangedButtons(since: configuration)
     let carried = Set(unchanged.values)
+    // A virtual press on a button that changes ends like a real one: the abandon below
+    // cancels it (reason `reload`); its key-up is never delivered.
+    let carriedNames = Set(carried.map { configuration.buttons[$0].name })
+    virtualPresses = virtualPresses.filter { carriedNames.contains($0.key) }
     for index in 0..<recognizers.count where !carried.contains(index) {
       handle(recognizers.abandon(button: index, at: time), button: index)
     }
@@ -1044,6 +1202,9 @@ public final class ControlEngine {
     // only those of instances that still exist are shown.
     values = values.filter { rebuilt[$0.key] != nil }
     resolveAssignments(announce: true)
+    // A press that goes on (its button did not change) may now hold a control that changed,
+    // went away or is no longer its hold's: that one goes off now, not at the release.
+    endMomentaryHoldsNoLongerAssigned(why: "the reload")
     _ = reconcileStoreValues()
     persist()
     syncGestures()

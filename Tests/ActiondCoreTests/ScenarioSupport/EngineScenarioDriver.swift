@@ -10,6 +10,7 @@ import Foundation
 ///                            loaded through ConfigurationLoader like the daemon does
 ///     timer-latency SPAN     how late the engine's timer fires (default 0ms)
 ///     trace effects          also print what the engine asks of the adapter
+///     trace log              also print the engine's log lines of level notice
 ///
 /// Steps:
 ///
@@ -18,7 +19,7 @@ import Foundation
 ///     intent ok | intent fail WORDS...         the oldest running intent finishes
 ///     value on|off|unavailable                 the oldest pending value read answers
 ///     perform BUTTON | perform-kind KIND       socket `perform`
-///     press BUTTON                             socket `press` (a simulated short press)
+///     press BUTTON [hold=SPAN | double]        socket `press` (a virtual press; short by default)
 ///     set KIND on|off                          socket `set`
 ///     assign BUTTON KIND [NAME=VALUE...]       socket `assign`
 ///     reload [KIND]                            socket `reload`
@@ -41,6 +42,11 @@ enum EngineScenarioDriver: ScenarioDriver {
       case "timer-latency" where line.words.count == 2:
         latency = try ScenarioParser.parseSpan(line.words[1], file: scenario.name, line: line.number)
       case "trace" where line.words == ["trace", "effects"]: recorder.traceEffects = true
+      case "trace" where line.words == ["trace", "log"]: recorder.traceLog = true
+      // Each run's exec argv, and the engine's notices (what the log says in words).
+      case "trace" where line.words == ["trace", "commands"]:
+        recorder.traceEffects = true
+        recorder.traceCommands = true
       default: throw ScenarioError(file: scenario.name, line: line.number, "unknown header '\(line)'")
       }
     }
@@ -95,10 +101,14 @@ enum EngineScenarioDriver: ScenarioDriver {
         recorder.runs.removeFirst()
         if w.count == 2, w[1] == "ok" {
           engine.performFinished(job: job.id, .succeeded)
+        } else if w.count == 2, w[1] == "stopped" {
+          // As the daemon reports a command its stop ended (EngineEffects.performOutcome).
+          engine.performFinished(
+            job: job.id, .failed(code: .stopped, reason: "the command was stopped by actiond (it is stopping)"))
         } else if w.count >= 2, w[1] == "fail" {
           engine.performFinished(job: job.id, .failed(code: .failed, reason: w.dropFirst(2).joined(separator: " ")))
         } else {
-          throw fail("usage: intent ok | intent fail REASON")
+          throw fail("usage: intent ok | intent stopped | intent fail REASON")
         }
       case "value":
         guard let job = recorder.reads.first else { throw fail("no value read is pending") }
@@ -123,10 +133,18 @@ enum EngineScenarioDriver: ScenarioDriver {
             try engine.instance(kind: w[1], configuration: nil), button: nil, source: .socket, completion: reply)
         } catch { reply(.failure(error)) }
       case "press":
-        guard w.count == 2 else { throw fail("usage: press BUTTON") }
-        let b = try buttonIndex(w[1], line)
-        _ = b
-        engine.simulatePress(button: w[1], at: time)
+        let usage = "usage: press BUTTON [hold=SPAN | double]"
+        guard w.count == 2 || (w.count == 3 && w[2] == "double") else { throw fail(usage) }
+        _ = try buttonIndex(w[1], line)
+        var press = w.count == 3 ? VirtualPress.double : .short
+        for option in try line.options(in: scenario.name) {
+          guard option.key == "hold", w.count == 2 else { throw fail(usage) }
+          press = .hold(try ScenarioParser.parseSpan(option.value, file: scenario.name, line: line.number))
+        }
+        switch engine.simulatePress(button: w[1], press, at: time) {
+        case .success: break
+        case .failure(let refusal): recorder.emit("reply \(refusal)")
+        }
       case "set":
         guard w.count == 3, ["on", "off"].contains(w[2]) else { throw fail("usage: set KIND on|off") }
         do {
@@ -142,6 +160,9 @@ enum EngineScenarioDriver: ScenarioDriver {
           let snap = try engine.assign(try engine.instance(kind: w[2], configuration: object), to: w[1])
           reply(.success(snap))
         } catch { reply(.failure(error)) }
+      case "stop":
+        // The daemon's stop (SIGTERM): every momentary toggle held on goes off.
+        engine.endMomentaryHolds()
       case "reload":
         engine.reload(kind: w.count > 1 ? w[1] : nil)
       case "apply":
@@ -208,6 +229,8 @@ enum EngineScenarioDriver: ScenarioDriver {
     var runs: [ControlEngine.PerformJob] = []
     var reads: [ControlEngine.ValueReadJob] = []
     var traceEffects = false
+    var traceLog = false
+    var traceCommands = false
 
     func emit(_ text: String) { lines.append("@\(now - EngineScenarioDriver.origin) \(text)") }
 
@@ -263,7 +286,9 @@ enum EngineScenarioDriver: ScenarioDriver {
       return " hints=[" + hints.map { "\($0.gesture.rawValue):\($0.hint)" }.joined(separator: "|") + "]"
     }
     func log(_ level: LogLevel, _ message: String) {
+      if traceLog && level == .notice { emit("log \(level) \(quote(message))") }
       if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }
+      if traceCommands && level == .notice { emit("notice \(quote(message))") }
     }
     func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
     func runIntent(_ job: ControlEngine.PerformJob) {
@@ -271,8 +296,12 @@ enum EngineScenarioDriver: ScenarioDriver {
       if traceEffects {
         emit(
           "run \(job.kind) intent=\(job.intent.typeName)\(job.requestedValue.map { $0 ? " value=1" : " value=0" } ?? "")"
-        )
+            + (traceCommands ? argv(job.intent) : ""))
       }
+    }
+    func argv(_ intent: IntentSpec) -> String {
+      guard case .exec(let spec) = intent else { return "" }
+      return " argv=\(quote(spec.argv.joined(separator: " ")))"
     }
     func readValue(_ job: ControlEngine.ValueReadJob) {
       reads.append(job)
