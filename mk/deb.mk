@@ -29,13 +29,15 @@ DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 ## deb: the package, into .build/deb/ (not Debian's "..": that is outside the checkout).
 ## A cross build (CROSS_ARCH): --host-arch, and no check of Build-Depends against this
 ## machine's packages: they are the cross sysroot's (cross-prepare). debian/rules gets what
-## it needs of the cross build in the environment (CROSS_RUN, CROSS_SHLIBDEPS_ARGS).
+## it needs of the cross build in the environment (CROSS_RUN, CROSS_SHLIBDEPS_ARGS);
+## crossbuildcanrunhostbinaries tells debhelper that CROSS_RUN runs them for the check.
 deb: deps $(if $(CROSS_ARCH),cross-prepare)
 	@cl=$$(dpkg-parsechangelog -S Version); \
 	[ "$$cl" = "$(DEB_VERSION)" ] || { echo "deb: debian/changelog is at $$cl, Version.swift at $(DEB_VERSION): run scripts/set-version"; exit 1; }
 	mkdir -p $(DEB_DIR)
 	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_$(DEB_ARCH).*
-	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) $(if $(CROSS_ARCH),CROSS_RUN='$(CROSS_RUN)' CROSS_SHLIBDEPS_ARGS='$(CROSS_SHLIBDEPS_ARGS)') \
+	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) $(if $(CROSS_ARCH),CROSS_RUN='$(CROSS_RUN)' CROSS_SHLIBDEPS_ARGS='$(CROSS_SHLIBDEPS_ARGS)' \
+	  DEB_BUILD_OPTIONS='$(strip $(DEB_BUILD_OPTIONS) crossbuildcanrunhostbinaries)') \
 	  dpkg-buildpackage -b --no-sign $(if $(CROSS_ARCH),--host-arch=$(CROSS_ARCH) --no-check-builddeps) \
 	  --buildinfo-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
 	  --buildinfo-option=-u$(DEB_DIR) \
