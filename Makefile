@@ -15,8 +15,20 @@ CONFIGURATION ?= debug
 BUILD_FLAGS ?=
 BIN_DIR = $(shell $(SWIFT) build -c $(CONFIGURATION) $(BUILD_FLAGS) --show-bin-path 2>/dev/null)
 
-# Debian packages every tier needs; areas append theirs in mk/*.mk.
-APT_PACKAGES := libevdev-dev libudev-dev pkg-config
+# The Debian release (bookworm, trixie, ...) and its default GCC's major version, whose
+# libstdc++ the release build links statically (mk/static-libstdc++): 12 on Debian 12, 14 on 13.
+# Before gcc is installed (a fresh Debian 13, where swiftlang brings it) the release decides.
+DEBIAN_CODENAME := $(shell . /etc/os-release 2>/dev/null && echo "$$VERSION_CODENAME")
+GCC_MAJOR := $(or $(shell gcc -dumpversion 2>/dev/null | cut -d. -f1),$(if $(filter bookworm,$(DEBIAN_CODENAME)),12,14))
+
+# The Debian packages that building and running need (make build, make run, make install):
+# the libraries of actiond and actiond-mqtt, the C and C++ runtimes' development files (Swift
+# links with clang, which Debian's gcc only recommends them to), lowdown for the man pages.
+# Each test tier adds its own on its rule (`test-x: APT_PACKAGES += ...` in mk/*.mk), which
+# `deps` installs when that tier runs: `make run` installs nothing that only tests need.
+# The Swift toolchain itself: see `deps`.
+APT_PACKAGES := libevdev-dev libudev-dev pkg-config libmosquitto-dev libssl-dev libc6-dev \
+  libstdc++-$(GCC_MAJOR)-dev lowdown
 TEST_TIERS :=
 BENCH_TIERS :=
 
@@ -27,16 +39,34 @@ include $(sort $(wildcard mk/*.mk))
 ## deps: install the Debian packages that are missing, and say which (nothing when all are
 ## there). Every package a tier needs is named in its mk/*.mk, also those Debian only
 ## recommends: they are installed with --no-install-recommends, as on a minimal system.
+## Without a `swift` on PATH it installs Debian's own toolchain, swiftlang (Debian 13 and
+## later); where apt has none (Debian 12) it says where to get one and stops.
 deps:
 	@missing=""; for p in $(sort $(APT_PACKAGES)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	if ! command -v $(SWIFT) >/dev/null 2>&1; then \
+	  [ "$(SWIFT)" = swift ] || { echo "deps: SWIFT=$(SWIFT) is not a command"; exit 1; }; \
+	  missing="$$missing swiftlang"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "deps: installing:$$missing"; \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  apt="$$SUDO apt-get -o Acquire::Retries=3 -o DPkg::Lock::Timeout=120"; \
 	  log=$$(mktemp); \
-	  { $$apt update -qq && DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing; } >"$$log" 2>&1 \
+	  $$apt update -qq >"$$log" 2>&1 || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get update failed (output above)"; exit 1; }; \
+	  case " $$missing " in *" swiftlang "*) \
+	    if ! apt-cache show swiftlang >/dev/null 2>&1; then \
+	      rm -f "$$log"; \
+	      echo "deps: no Swift toolchain: no \`swift\` on PATH, and this system's apt has none to install"; \
+	      echo "deps: ($(or $(DEBIAN_CODENAME),this release) does not package Swift; Debian 13 and later do, as swiftlang)."; \
+	      echo "deps: Install Swift 6.0 or newer from https://www.swift.org/install/linux/ (the Debian 12 tarball),"; \
+	      echo "deps: put its usr/bin first on PATH, and run make again (README.md, \"Platforms\")."; \
+	      exit 1; \
+	    fi; \
+	    echo "deps: no \`swift\` on PATH: installing Debian's Swift toolchain (swiftlang, about 450 MB)";; \
+	  esac; \
+	  echo "deps: installing:$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing >"$$log" 2>&1 \
 	    || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get failed (output above)"; exit 1; }; \
 	  rm -f "$$log"; \
 	fi

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.0
 //
 // actiond: the iPhone Action button and iOS 18 Controls for any Linux key or GPIO button.
 //
@@ -14,8 +14,10 @@
 import PackageDescription
 
 /// Every Swift target: Swift 6 language mode (package default) and warnings are errors.
+/// The flag, not 6.2's `.treatAllWarnings(as:)`: one manifest serves Debian 13's Swift 6.0.3
+/// and newer toolchains alike (unsafe flags are allowed in a root package).
 let strictSettings: [SwiftSetting] = [
-  .treatAllWarnings(as: .error)
+  .unsafeFlags(["-warnings-as-errors"])
 ]
 
 let package = Package(

@@ -9,13 +9,16 @@
 #   make test-arm64       that, then Tests/vm/arm64/run.sh: udev and the real actiond on a
 #                         gpio-keys button of qemu's `virt` board (see there)
 #
-# mmdebstrap makes the compiler root; binutils-aarch64-linux-gnu strips the binaries
-# (dh_strip); qemu-user's qemu-aarch64 runs them on this machine against a sysroot (the
-# package build's check, test-deb, Debian 13's libraries). For the VM: qemu-system-arm
-# provides qemu-system-aarch64; kmod's depmod/modprobe resolve the guest's modules on the
-# host; binutils' readelf checks the sysroot has every library udevadm links; cpio/gzip
+# The cross build: mmdebstrap makes the compiler root, util-linux's unshare enters it;
+# binutils-aarch64-linux-gnu strips the binaries (dh_strip); qemu-user's qemu-aarch64 runs
+# them on this machine against a sysroot (the package build's check, test-deb, Debian 13's
+# libraries). For the VM: qemu-system-arm provides qemu-system-aarch64; kmod's
+# depmod/modprobe resolve the guest's modules on the host; binutils' readelf checks the
+# sysroot has every library udevadm links and reads the binaries' glibc versions; cpio/gzip
 # pack the initramfs; python3 speaks QMP.
-APT_PACKAGES += qemu-system-arm qemu-user cpio gzip kmod binutils python3 mmdebstrap binutils-aarch64-linux-gnu util-linux
+CROSS_APT_PACKAGES := mmdebstrap util-linux binutils-aarch64-linux-gnu qemu-user
+cross-prepare cross-release: APT_PACKAGES += $(CROSS_APT_PACKAGES)
+test-arm64: APT_PACKAGES += $(CROSS_APT_PACKAGES) qemu-system-arm cpio gzip kmod binutils python3
 TEST_TIERS += test-arm64
 
 CROSS := scripts/cross-arm64
@@ -26,6 +29,9 @@ BUILD_ARCH := $(shell dpkg-architecture -qDEB_BUILD_ARCH 2>/dev/null)
 CROSS_ARCH := $(filter-out $(BUILD_ARCH),$(or $(ARCH),$(DEB_HOST_ARCH)))
 ifneq ($(filter-out arm64,$(CROSS_ARCH)),)
 $(error ARCH=$(CROSS_ARCH): only arm64 can be cross-built here (scripts/cross-arm64))
+endif
+ifneq ($(CROSS_ARCH),)
+deb test-deb: APT_PACKAGES += $(CROSS_APT_PACKAGES)
 endif
 # What the packaging needs of the cross build (mk/deb.mk passes them to debian/rules): where
 # the executables are, how to run them here (qemu-aarch64 against bookworm's libraries), and

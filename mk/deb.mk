@@ -11,7 +11,7 @@
 # build needs is debian/control's Build-Depends, installed here by `make deps`.
 # dpkg-buildpackage needs no fakeroot: Rules-Requires-Root: no.
 
-APT_PACKAGES += dpkg-dev debhelper build-essential lintian
+deb test-deb test-deb-systemd test-deb-fresh: APT_PACKAGES += dpkg-dev debhelper build-essential lintian
 TEST_TIERS += test-deb
 
 DEB_DIR := .build/deb

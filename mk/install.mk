@@ -27,7 +27,10 @@ BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 # Helper programs the example controls run (examples/bin), where their argv names them.
 HELPERDIR ?= $(PREFIX)/lib/actiond
 
-APT_PACKAGES += lowdown man-db groff-base qemu-system-x86 busybox-static cpio gzip kmod xz-utils libstdc++-12-dev
+# What the tiers need beyond building (lowdown, for the man pages, is a build need: the
+# Makefile's APT_PACKAGES).
+test-install test-man: APT_PACKAGES += man-db groff-base
+test-static: APT_PACKAGES += gzip
 TEST_TIERS += test-install test-man test-static
 
 # The C++ runtime is linked in too (mk/static-libstdc++/libstdc++.so says why): one search

@@ -1,7 +1,6 @@
 # mqtt.mk: actiond-mqtt, the MQTT / Home Assistant bridge.
 #
-# libmosquitto-dev builds the bridge (Sources/CMosquitto, pkg-config libmosquitto; libssl-dev
-# for SSL_pending: TLS bytes OpenSSL buffered where epoll cannot see them). The
+# libmosquitto-dev and libssl-dev build the bridge (the Makefile's APT_PACKAGES). The
 # test-mqtt tier runs Debian's mosquitto broker on loopback (a random free port, a
 # generated configuration, no system service), a real actiond and the bridge, and checks
 # what a Home Assistant would see with python3-paho-mqtt (Tests/mqtt/). The discovery checker
@@ -11,7 +10,7 @@
 # namespace of its own, resolv.conf and hosts bind-mounted over; not as root, in a user
 # namespace too).
 
-APT_PACKAGES += libmosquitto-dev libssl-dev mosquitto mosquitto-clients python3-paho-mqtt openssl util-linux
+test-mqtt bench-mqtt: APT_PACKAGES += python3 mosquitto mosquitto-clients python3-paho-mqtt openssl util-linux
 TEST_TIERS += test-mqtt
 
 .PHONY: test-mqtt

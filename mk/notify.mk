@@ -9,7 +9,7 @@
 # tesseract-ocr (with its English data): reads them; fonts-dejavu-core: the font
 # Tests/notify/dunstrc names (fontconfig would pick it anyway; named so it is certain).
 # About 45 MB with --no-install-recommends.
-APT_PACKAGES += xvfb dunst libnotify-bin dbus-x11 imagemagick tesseract-ocr fonts-dejavu-core
+test-notify: APT_PACKAGES += xvfb dunst libnotify-bin dbus-x11 imagemagick tesseract-ocr fonts-dejavu-core
 TEST_TIERS += test-notify
 
 .PHONY: test-notify

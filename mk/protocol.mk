@@ -3,7 +3,7 @@
 # The server tests run actionctl under another uid with setpriv (util-linux) to
 # prove that mutating requests are refused; the completion file must parse.
 
-APT_PACKAGES += util-linux
+test-unit: APT_PACKAGES += util-linux
 TEST_TIERS += test-completion
 
 .PHONY: test-completion

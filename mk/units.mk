@@ -19,7 +19,8 @@
 # every standard install but not in a minimal root); systemd-analyze verify insists it exists.
 # iproute2: test-systemd's guest (this machine's /usr) puts a second broker address on the
 # loopback with ip(8) (priority important too: not in a minimal root).
-APT_PACKAGES += systemd procps iproute2
+# man-db: `systemd-analyze verify --man=yes` runs man; python3 runs test-activation.
+test-units test-activation test-systemd: APT_PACKAGES += systemd procps iproute2 man-db python3
 TEST_TIERS += test-units test-activation test-systemd
 
 # Measured 1.0 with systemd 252 (the unit's sandbox); 1.5 leaves room for a documented

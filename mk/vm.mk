@@ -4,7 +4,8 @@
 # qemu + the initramfs tool chain; python3 runs the host side; kmod's depmod/modprobe resolve
 # module dependencies; the udev package is unpacked (not installed) and its udevadm needs these
 # libraries from the host.
-APT_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils python3 \
+# The other tiers that boot this machine's kernel image in qemu need the same.
+test-vm test-systemd test-static test-deb-systemd: APT_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils python3 \
   libacl1 libblkid1 libcap2 libkmod2 libselinux1
 TEST_TIERS += test-vm
 

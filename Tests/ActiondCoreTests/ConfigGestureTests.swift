@@ -74,11 +74,14 @@ private let base =
     let c = try load(
       #"{ \#(base), assignments: { action: { kind: "t.timer", momentary: true }, panel: { hold: "t.timer", doublePress: { kind: "t.mute" }, longHold: { kind: "t.led", configuration: { led: "x" } } } } }"#
     )
-    #expect(
-      c.assignments["action"] == [.hold: GestureAssignment(instance: try instance(c, "t.timer"), momentary: true)])
+    // The throwing calls stay outside #expect: swift-testing 6.0 (Debian 13's) expands the
+    // right side of == into a non-throwing autoclosure.
+    let timer = try instance(c, "t.timer")
+    let mute = try instance(c, "t.mute")
+    #expect(c.assignments["action"] == [.hold: GestureAssignment(instance: timer, momentary: true)])
     let panel = try #require(c.assignments["panel"])
-    #expect(panel[.hold] == GestureAssignment(instance: try instance(c, "t.timer")))
-    #expect(panel[.doublePress] == GestureAssignment(instance: try instance(c, "t.mute")))
+    #expect(panel[.hold] == GestureAssignment(instance: timer))
+    #expect(panel[.doublePress] == GestureAssignment(instance: mute))
     #expect(panel[.longHold]?.instance.id == "t.led{led=x}")
     #expect(panel[.longHold]?.momentary == false)
     #expect(c.assignmentCount == 4)
@@ -97,7 +100,8 @@ private let base =
   @Test func theOldFormsAreUnchanged() throws {
     let c = try load(
       #"{ \#(base), assignments: { action: "t.timer", panel: { kind: "t.led", configuration: { led: "y" } } } }"#)
-    #expect(c.assignments["action"] == [.hold: GestureAssignment(instance: try instance(c, "t.timer"))])
+    let timer = try instance(c, "t.timer")
+    #expect(c.assignments["action"] == [.hold: GestureAssignment(instance: timer)])
     #expect(c.assignments["panel"]?[.hold]?.instance.id == "t.led{led=y}")
   }
 

@@ -79,11 +79,14 @@ extension ConfigurationLoader {
     if let v = o["actionHint"] {
       actionHint = readPair(v, path / "actionHint", r, isToggle: isToggle, field: "actionHint")
       if let h = actionHint {
-        for (verb, p) in [
-          (h.on, v.objectValue == nil ? path / "actionHint" : path / "actionHint" / "on"),
-          (h.off, v.objectValue == nil ? path / "actionHint" : path / "actionHint" / "off"),
+        // A plain string is both sides; an {on, off} pair reports the side that is wrong.
+        let hintPath = path / "actionHint"
+        let isPair = v.objectValue != nil
+        let sides: [(verb: String, path: JSONPath)] = [
+          (h.on, isPair ? hintPath / "on" : hintPath),
+          (h.off, isPair ? hintPath / "off" : hintPath),
         ]
-        where verb.lowercased().hasPrefix("hold to") {
+        for (verb, p) in sides where verb.lowercased().hasPrefix("hold to") {
           r.report(p, "write only the verb (\"Start\"): the daemon always says \"Hold to <verb>\"")
           break
         }

@@ -17,7 +17,7 @@ public enum KeyCodes {
     public var isAlias: Bool
   }
 
-  /// Every name, in header order (632 names for 612 codes).
+  /// Every name, in header order (637 names for 617 codes).
   public static let all: [Entry] = entries.map { Entry(name: $0.0, code: $0.1, isAlias: $0.2) }
 
   /// The code for a name such as `KEY_PROG1`, `BTN_0` or an alias such as `KEY_SCREENLOCK`. Case-sensitive.
@@ -538,6 +538,11 @@ public enum KeyCodes {
     ("KEY_KBD_LAYOUT_NEXT", 0x248, false),
     ("KEY_EMOJI_PICKER", 0x249, false),
     ("KEY_DICTATE", 0x24a, false),
+    ("KEY_CAMERA_ACCESS_ENABLE", 0x24b, false),
+    ("KEY_CAMERA_ACCESS_DISABLE", 0x24c, false),
+    ("KEY_CAMERA_ACCESS_TOGGLE", 0x24d, false),
+    ("KEY_ACCESSIBILITY", 0x24e, false),
+    ("KEY_DO_NOT_DISTURB", 0x24f, false),
     ("KEY_BRIGHTNESS_MIN", 0x250, false),
     ("KEY_BRIGHTNESS_MAX", 0x251, false),
     ("KEY_KBDINPUTASSIST_PREV", 0x260, false),

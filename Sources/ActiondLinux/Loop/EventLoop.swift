@@ -559,12 +559,19 @@ public final class EventLoop {
   /// epoll_wait on `instance` into `buffer`; the number of events.
   private func wait(_ instance: Int32, _ buffer: inout [epoll_event], timeout: Int32) throws -> Int {
     let capacity = Int32(buffer.count)
-    do {
-      let n = try buffer.withUnsafeMutableBufferPointer { buffer throws(Errno) in
-        try Syscall.retrying { epoll_wait(instance, buffer.baseAddress, capacity, timeout) }
+    // The buffer is never empty (64 entries at start, only ever grown), so its base address
+    // exists: glibc 2.41 declares the argument non-null. The closure returns a Result rather
+    // than throwing: Swift 6.0's withUnsafeMutableBufferPointer only rethrows `any Error`.
+    let result = buffer.withUnsafeMutableBufferPointer { buffer -> Result<Int32, Errno> in
+      guard let events = buffer.baseAddress else { return .failure(.invalidArgument) }
+      return Result { () throws(Errno) in
+        try Syscall.retrying { epoll_wait(instance, events, capacity, timeout) }
       }
-      return Int(n)
-    } catch { throw SystemCallError("epoll_wait", error) }
+    }
+    switch result {
+    case .success(let n): return Int(n)
+    case .failure(let error): throw SystemCallError("epoll_wait", error)
+    }
   }
 
   // MARK: Internals

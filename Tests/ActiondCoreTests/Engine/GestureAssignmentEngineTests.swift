@@ -115,9 +115,8 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     }
     #expect(recorder.persisted.isEmpty)
     #expect(recorder.assigned.isEmpty)
-    #expect(
-      engine.assignment(of: "action", gesture: .hold)
-        == GestureAssignment(instance: try engine.instance(kind: "org.example.timer", configuration: nil)))
+    let timer = try engine.instance(kind: "org.example.timer", configuration: nil)
+    #expect(engine.assignment(of: "action", gesture: .hold) == GestureAssignment(instance: timer))
   }
 
   @Test func aFailedSaveChangesNothing() throws {
