@@ -108,6 +108,7 @@ install-data: man
 	$(if $(COMPLETION),install -D -m 0644 $(COMPLETION) "$(DESTDIR)$(BASHCOMPLETIONDIR)/actionctl")
 	install -d "$(DESTDIR)$(DOCDIR)"
 	$(if $(DOC_FILES),install -m 0644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/")
+	install -m 0644 LICENSE "$(DESTDIR)$(DOCDIR)/LICENSE"
 	# Examples keep their execute bit; their argv name the helpers under
 	# /usr/local/lib/actiond, rewritten when the prefix is another one.
 	for f in $(EXAMPLE_FILES); do \

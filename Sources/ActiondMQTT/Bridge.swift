@@ -166,7 +166,9 @@ public final class Bridge {
       publish(update.messages)
       if update.rediscover && mqtt.isConnected { mqtt.publish(model.discovery()) }
       if update.resnapshot { requestSnapshot() }
-    case .hello, .providerRequest:
+    case .hello, .providerRequest, .unknownEvent:
+      // An event this version does not know (a newer actiond's) is ignored, as the
+      // protocol's versioning rule asks; it changes nothing the bridge publishes.
       break
     }
   }

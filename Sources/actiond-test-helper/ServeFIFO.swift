@@ -3,7 +3,8 @@
 // kernel `struct input_event` records instead of an evdev device. For make bench's host
 // figures (Tests/bench/bench.py, `host_commands`): this kernel has no uinput, and the same
 // FIFO feeds the C reactor (`benchtool reactor`), so the two are compared on the host's own
-// CPU, outside the emulator. Not installed; nothing else uses it.
+// CPU, outside the emulator; and for tests of the real daemon holding a button
+// (DaemonMomentaryStopTests). Not installed.
 import ActiondCore
 import ActiondLinux
 import Glibc
@@ -106,7 +107,11 @@ enum ServeFIFO {
     let input = FIFOInputSource(path: fifo)
     do {
       let daemon = try Daemon(
-        settings: Daemon.Settings(configPath: config, logLevel: .warning, program: "actiond-test-helper"),
+        // Warnings only (the benchmark's default), unless the configuration's `logLevel` is
+        // asked for: tests that read what the log says in words set SERVE_FIFO_CONFIG_LOG_LEVEL.
+        settings: Daemon.Settings(
+          configPath: config, logLevel: getenv("SERVE_FIFO_CONFIG_LOG_LEVEL") == nil ? .warning : nil,
+          program: "actiond-test-helper"),
         input: input)
       input.loop = daemon.loop
       try daemon.run()

@@ -32,6 +32,10 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(dpkg-parsechangelog -S Version)" = "$version" ] || fail "debian/changelog is at $(dpkg-parsechangelog -S Version), Version.swift at $version"
 arch=${DEB_ARCH:-$(dpkg-architecture -qDEB_HOST_ARCH)}
 run=(${DEB_RUN:-})
+# Where the units and the udev rule are: /lib on Debian 12, /usr/lib where debhelper has
+# dh_movetousr (Debian 13; debian/rules says why).
+lib=lib
+if command -v dh_movetousr >/dev/null; then lib=usr/lib; fi
 [ "$(field Architecture)" = "$arch" ] || fail "Architecture is $(field Architecture)"
 depends=$(field Depends)
 for lib in libevdev2 libudev1 libc6; do
@@ -74,9 +78,9 @@ grep -qx home-assistant.md <<<"$mqtt_guides" || fail "debian/actiond-mqtt.instal
 for g in $mqtt_guides; do [ -f "docs/$g" ] || fail "debian/actiond-mqtt.install names $d/$g, which is no docs/ file"; done
 expected() {
   printf '%s\n' usr/sbin/actiond usr/bin/actionctl \
-    lib/systemd/system/actiond.service lib/systemd/system/actiond.socket \
+    $lib/systemd/system/actiond.service $lib/systemd/system/actiond.socket \
     usr/lib/systemd/user/actiond-notify.service \
-    lib/udev/rules.d/70-actiond.rules usr/lib/sysusers.d/actiond.conf \
+    $lib/udev/rules.d/70-actiond.rules usr/lib/sysusers.d/actiond.conf \
     usr/share/man/man8/actiond.8 usr/share/man/man1/actionctl.1 usr/share/man/man5/actiond.conf.5 \
     etc/actiond/actiond.json $d/copyright $d/changelog
   [ -f completion/actionctl.bash ] && echo usr/share/bash-completion/completions/actionctl
@@ -86,7 +90,7 @@ expected() {
   for f in examples/bin/*; do echo "usr/lib/actiond/${f##*/}"; done
 }
 expected_mqtt() {
-  printf '%s\n' usr/sbin/actiond-mqtt lib/systemd/system/actiond-mqtt.service usr/share/man/man8/actiond-mqtt.8 \
+  printf '%s\n' usr/sbin/actiond-mqtt $lib/systemd/system/actiond-mqtt.service usr/share/man/man8/actiond-mqtt.8 \
     usr/share/doc/actiond-mqtt/copyright usr/share/doc/actiond-mqtt/changelog
   for g in $mqtt_guides; do echo "$d/$g"; done
   [ -f debian/actiond-mqtt.lintian-overrides ] && echo usr/share/lintian/overrides/actiond-mqtt
@@ -108,6 +112,18 @@ listing() {
 listing "$deb" actiond
 listing "$mqttdeb" mqtt
 diff -u <(expected | sort) "$tmp/actiond.listing" || fail "actiond's file list differs (- expected, + packaged)"
+# The licence: each package's copyright is machine-readable (DEP-5) and puts every file
+# under Apache-2.0, the licence of the LICENSE file at the top of the source.
+head -3 LICENSE | grep -q 'Apache License' && grep -q '^ *Version 2.0, January 2004$' LICENSE \
+  || fail "LICENSE is not the Apache License, Version 2.0"
+for p in "$deb:actiond" "$mqttdeb:actiond-mqtt"; do
+  copyright=$(dpkg-deb --fsys-tarfile "${p%%:*}" | tar -xOf - "./usr/share/doc/${p##*:}/copyright")
+  grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' <<<"$copyright" \
+    || fail "${p##*:}: copyright is not DEP-5"
+  awk '/^Files: \*$/ { f = 1 } f && /^License:/ { print; exit }' <<<"$copyright" | grep -qx 'License: Apache-2.0' \
+    || fail "${p##*:}: copyright does not put Files: * under License: Apache-2.0"
+done
+echo "test-deb: both packages' copyright (DEP-5): Files: * under Apache-2.0"
 diff -u <(expected_mqtt | sort) "$tmp/mqtt.listing" || fail "actiond-mqtt's file list differs (- expected, + packaged)"
 grep -q ' \./etc/actiond/controls\.d/$' "$tmp/actiond.tar" || fail "no /etc/actiond/controls.d directory"
 if grep -q ' \./etc/' "$tmp/mqtt.tar"; then fail "actiond-mqtt ships something in /etc (its files there are the operator's): $(grep ' \./etc/' "$tmp/mqtt.tar")"; fi
@@ -187,11 +203,11 @@ echo "test-deb: actiond-mqtt: no conffiles, postinst (service neither enabled no
 dpkg-deb -x "$deb" "$tmp/root"
 dpkg-deb -x "$mqttdeb" "$tmp/root"
 r=$tmp/root
-grep -qx 'ExecStart=/usr/sbin/actiond' "$r/lib/systemd/system/actiond.service" || fail "actiond.service does not start /usr/sbin/actiond"
+grep -qx 'ExecStart=/usr/sbin/actiond' "$r/$lib/systemd/system/actiond.service" || fail "actiond.service does not start /usr/sbin/actiond"
 for u in actiond.service actiond.socket; do
-  grep -qx 'ConditionPathExists=/etc/actiond/actiond.json' "$r/lib/systemd/system/$u" || fail "$u starts without a configuration"
+  grep -qx 'ConditionPathExists=/etc/actiond/actiond.json' "$r/$lib/systemd/system/$u" || fail "$u starts without a configuration"
 done
-if grep -l '/usr/local' "$r/lib/systemd/system/"* "$r/lib/udev/rules.d/"* "$r/usr/lib/sysusers.d/"* "$r"/usr/share/doc/actiond/examples/controls.d/*.json; then
+if grep -l '/usr/local' "$r/$lib/systemd/system/"* "$r/$lib/udev/rules.d/"* "$r/usr/lib/sysusers.d/"* "$r"/usr/share/doc/actiond/examples/controls.d/*.json; then
   fail "these files name /usr/local"
 fi
 cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond/actiond.json is not examples/actiond.json"
@@ -202,7 +218,7 @@ if readelf -d "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-
 if [ -z "${DEB_RUN:-}" ] && ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep 'not found'; then fail "a binary needs a library this machine lacks"; fi
 grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/actiond-notify.service" \
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"
-mu=$r/lib/systemd/system/actiond-mqtt.service
+mu=$r/$lib/systemd/system/actiond-mqtt.service
 grep -qx 'ExecStart=/usr/sbin/actiond-mqtt' "$mu" || fail "actiond-mqtt.service does not start /usr/sbin/actiond-mqtt"
 # Installed, not configured (no /etc/actiond/mqtt-password), and started anyway: it fails
 # once and stays failed, no restart every RestartSec= (docs/operations.md; test-deb-systemd
@@ -224,7 +240,8 @@ echo "test-deb: units and examples name /usr paths; $("${run[@]}" "$r/usr/sbin/a
 n=0
 for p in $(sed -n '/^### The Debian package/,/^### /p' docs/operations.md | grep -o '`/[^` ]*`' | tr -d '`'); do
   for q in $(eval "echo $p"); do  # brace forms: /lib/systemd/system/actiond.{service,socket}
-    grep -qE " \.${q%/}/?\$" "$tmp/actiond.tar" "$tmp/mqtt.tar" || fail "docs/operations.md names $q, which neither package holds"
+    # /usr/lib/... is where a file of /lib/... is on a merged-/usr system (Debian 12 and 13).
+    grep -qE " \.(${q%/}|${q#/usr})/?\$" "$tmp/actiond.tar" "$tmp/mqtt.tar" || fail "docs/operations.md names $q, which neither package holds"
     n=$((n + 1))
   done
 done

@@ -27,6 +27,7 @@ expected() {
     etc/actiond/actiond.json
   [ -f completion/actionctl.bash ] && echo $p/share/bash-completion/completions/actionctl
   for f in docs/*.md docs/*.png; do echo "$p/share/doc/actiond/${f#docs/}"; done
+  echo "$p/share/doc/actiond/LICENSE"
   find examples -type f | sed "s|^|$p/share/doc/actiond/|"
   for f in examples/bin/*; do echo "$p/lib/actiond/${f##*/}"; done
 }

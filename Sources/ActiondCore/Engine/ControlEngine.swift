@@ -120,6 +120,9 @@ public final class ControlEngine {
 
   private struct InFlight {
     var job: PerformJob
+    /// The definition the intent was planned from: a momentary toggle's off is announced
+    /// from it when a reload removed the control while it ran.
+    var definition: ControlDefinition
     var completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
     /// Set once the intent succeeded and the value is being re-read.
     var rereading = false
@@ -272,7 +275,10 @@ public final class ControlEngine {
           if hold.momentary {
             // On while held: whatever ends this press (release, lost device, reload)
             // turns it off again (`endMomentary`).
-            momentaryHolds[name] = MomentaryHold(instance: hold.instance, pressTime: pressedAt)
+            if let definition = configuration.control(kind: hold.instance.kind) {
+              momentaryHolds[name] = MomentaryHold(
+                instance: hold.instance, definition: definition, pressTime: pressedAt)
+            }
             performMomentary(hold.instance, on: true, button: name, pressTime: pressedAt)
           } else {
             perform(hold.instance, button: name, source: .button, gesture: .hold, pressTime: pressedAt, completion: nil)
@@ -314,7 +320,7 @@ public final class ControlEngine {
           output.log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
           // Not announced, but the press is over: a pattern lasting while the key is down ends.
           output.buttonMoment(.cancelled, button: name)
-          endMomentary(button: name)
+          endMomentary(button: name, why: "its press ended (\(reason))")
         }
       }
     }
@@ -388,15 +394,22 @@ public final class ControlEngine {
   /// A momentary toggle held on by a button's press: it goes off when the press ends.
   private struct MomentaryHold {
     var instance: ControlInstance
+    /// The definition it was turned on with: its off is that definition's off, also when
+    /// a reload changed or removed the control meanwhile.
+    var definition: ControlDefinition
     var pressTime: MonotonicInstant
   }
 
   /// A momentary perform that arrived while the instance's intent ran: it runs as soon as
   /// that one finished (the one exception to "busy, not queued": an off must never be lost).
   private struct QueuedMomentary {
+    /// Kept here: a reload may remove the control while it waits, and its off still runs.
+    var instance: ControlInstance
     var on: Bool
     var button: String
     var pressTime: MonotonicInstant
+    /// An off's definition (``MomentaryHold/definition``); nil: the configuration's.
+    var definition: ControlDefinition?
   }
 
   /// Button name → the momentary toggle its current press holds on.
@@ -406,36 +419,65 @@ public final class ControlEngine {
 
   /// The daemon is stopping: every momentary toggle held on by a press goes off now, while
   /// commands may still start (the stop spares these offs, ``PerformJob/endsMomentaryHold``).
+  /// An off waiting for its on's command runs once that command ended: the stop ends it.
   public func endMomentaryHolds() {
-    for button in momentaryHolds.keys.sorted() { endMomentary(button: button) }
+    for button in momentaryHolds.keys.sorted() { endMomentary(button: button, why: "actiond is stopping") }
+  }
+
+  /// True while a momentary toggle is held on, or its off waits for a running intent: what a
+  /// stop must still run before the daemon exits.
+  public var hasMomentaryOffsPending: Bool {
+    !momentaryHolds.isEmpty || queuedMomentary.values.contains { !$0.on }
   }
 
   /// The press that held a momentary toggle on ended (released, device lost, resync,
-  /// reload, stop): turn it off, whatever happened to the on.
-  private func endMomentary(button: String) {
+  /// reload, reassignment, stop): turn it off, whatever happened to the on. `why` is
+  /// logged when it is not the release.
+  private func endMomentary(button: String, why: String? = nil) {
     guard let held = momentaryHolds.removeValue(forKey: button) else { return }
-    performMomentary(held.instance, on: false, button: button, pressTime: held.pressTime)
+    if let why { output.log(.notice, "button \(button): \(held.instance.kind) goes off: \(why)") }
+    performMomentary(
+      held.instance, on: false, button: button, pressTime: held.pressTime, definition: held.definition)
   }
 
-  private func performMomentary(_ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant) {
+  /// A reload or an `assign` changed what `button`'s hold performs or the definition of the
+  /// momentary toggle it holds on: that toggle goes off now, with the definition it was
+  /// turned on with. The press goes on; its release does nothing more.
+  private func endMomentaryHoldsNoLongerAssigned(why: String) {
+    for (button, held) in momentaryHolds.sorted(by: { $0.key < $1.key }) {
+      let still = gestureAssignments[button]?[.hold]
+      let current = configuration.control(kind: held.instance.kind)
+      if current != held.definition {
+        endMomentary(
+          button: button, why: current == nil ? "\(why) removed the control" : "\(why) changed the control")
+      } else if still?.momentary != true || still?.instance.id != held.instance.id {
+        endMomentary(button: button, why: "\(why) assigned another control to the button's hold")
+      }
+    }
+  }
+
+  private func performMomentary(
+    _ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant,
+    definition: ControlDefinition? = nil
+  ) {
     if inFlight[instance.id] != nil || readingToPerform.contains(instance.id) {
       // A later request replaces an earlier queued one: on then off while busy is off.
-      queuedMomentary[instance.id] = QueuedMomentary(on: on, button: button, pressTime: pressTime)
+      queuedMomentary[instance.id] = QueuedMomentary(
+        instance: instance, on: on, button: button, pressTime: pressTime, definition: definition)
       output.log(
         .info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
       return
     }
     perform(
       instance, button: button, source: .button, gesture: .hold, pressTime: pressTime, forcing: on,
-      valueWasRead: false, endsMomentaryHold: !on, completion: nil)
+      valueWasRead: false, endsMomentaryHold: !on, definition: definition, completion: nil)
   }
 
   /// An intent of `instanceID` finished (either way): run the momentary perform that waited for it.
   private func runQueuedMomentary(_ instanceID: String) {
-    guard let queued = queuedMomentary.removeValue(forKey: instanceID),
-      let instance = instances[instanceID]
-    else { return }
-    performMomentary(instance, on: queued.on, button: queued.button, pressTime: queued.pressTime)
+    guard let queued = queuedMomentary.removeValue(forKey: instanceID) else { return }
+    performMomentary(
+      queued.instance, on: queued.on, button: queued.button, pressTime: queued.pressTime, definition: queued.definition)
   }
 
   /// `press`: a simulated short press on `button`. Like a real one it performs nothing
@@ -534,9 +576,11 @@ public final class ControlEngine {
   private func perform(
     _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture?,
     pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool, endsMomentaryHold: Bool = false,
-    completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    definition given: ControlDefinition? = nil, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
   ) {
-    guard let definition = configuration.control(kind: instance.kind) else {
+    // `given`: a momentary toggle's off runs the off of the definition it was turned on
+    // with, even if a reload changed or removed the control since.
+    guard let definition = given ?? configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
       announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
       completion?(.failure(e))
@@ -579,7 +623,7 @@ public final class ControlEngine {
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
       requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
     job.endsMomentaryHold = endsMomentaryHold
-    inFlight[instance.id] = InFlight(job: job, completion: completion)
+    inFlight[instance.id] = InFlight(job: job, definition: definition, completion: completion)
     announce(
       .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))
     if case .state = intent {
@@ -653,6 +697,17 @@ public final class ControlEngine {
       runQueuedMomentary(instanceID)
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
+        if job.endsMomentaryHold {
+          // A reload removed the control while its off ran: the off is done, and announced
+          // from the definition it ran (nothing is stored for a control that is gone).
+          inFlight[instanceID] = nil
+          let snapshot = ControlPresentation(
+            definition: entry.value.definition, instance: job.instance, value: .off
+          ).snapshot(performing: false, providerMissing: false)
+          announce(.performed(button: job.button, source: job.source, gesture: job.gesture, control: snapshot))
+          runQueuedMomentary(instanceID)
+          return
+        }
         finishPerform(instanceID)
         return
       }
@@ -951,6 +1006,8 @@ public final class ControlEngine {
     output.log(
       .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     syncGestures()
+    // The press holding a momentary toggle on goes on, but no longer holds it.
+    if gesture == .hold { endMomentaryHoldsNoLongerAssigned(why: "an assign request") }
     if values[instance.id] == nil { refresh(instance) }
     return snap
   }
@@ -1044,6 +1101,9 @@ public final class ControlEngine {
     // only those of instances that still exist are shown.
     values = values.filter { rebuilt[$0.key] != nil }
     resolveAssignments(announce: true)
+    // A press that goes on (its button did not change) may now hold a control that changed,
+    // went away or is no longer its hold's: that one goes off now, not at the release.
+    endMomentaryHoldsNoLongerAssigned(why: "the reload")
     _ = reconcileStoreValues()
     persist()
     syncGestures()

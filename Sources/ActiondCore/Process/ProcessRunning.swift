@@ -115,6 +115,9 @@ public enum ProcessOutcome: Sendable, Equatable, CustomStringConvertible {
   case signaled(Int32)
   /// Ran past its timeout; its process group was terminated.
   case timedOut
+  /// actiond ended it before it ended by itself or timed out (it is stopping): its process
+  /// group got SIGTERM, then SIGKILL after the grace period. Never reported as a timeout.
+  case stopped
   /// Never started.
   case spawnFailed(SpawnFailure)
 
@@ -126,6 +129,7 @@ public enum ProcessOutcome: Sendable, Equatable, CustomStringConvertible {
     case .exited(let code): "exit status \(code)"
     case .signaled(let signal): "killed by signal \(signal)"
     case .timedOut: "timed out"
+    case .stopped: "stopped by actiond"
     case .spawnFailed(let failure): "could not start: \(failure)"
     }
   }
@@ -182,11 +186,12 @@ public protocol ProcessRunning: AnyObject {
   func discardPrepared()
   /// Runs started and not completed yet.
   var runningCount: Int { get }
-  /// Ends every run but those in `sparing` as if it had timed out (a stop): SIGTERM now,
-  /// SIGKILL after each run's grace period. Completions still arrive.
+  /// Stops every run but those in `sparing` (a stop): SIGTERM to its group now, SIGKILL
+  /// after each run's grace period. Completions still arrive, as ``ProcessOutcome/stopped``
+  /// (a run that had already timed out stays ``ProcessOutcome/timedOut``).
   func terminateAll(sparing: Set<ProcessRunID>)
   /// Kills every run now, without grace (the end of a bounded stop). Completions still
-  /// arrive.
+  /// arrive, as ``ProcessOutcome/stopped``.
   func killAll()
 }
 
@@ -254,9 +259,9 @@ public final class RecordingProcessRunner: ProcessRunning {
     lastSpared = sparing
   }
 
-  /// Completes every pending run as killed by SIGKILL (9), as the real runner's kill ends them.
+  /// Completes every pending run as stopped, as the real runner's kill ends them.
   public func killAll() {
-    for index in pending { complete(index, with: .signaled(9)) }
+    for index in pending { complete(index, with: .stopped) }
   }
 
   /// Delivers an output line of run `index`.

@@ -320,7 +320,12 @@ public enum Event: Hashable, Sendable {
     func hints(_ r: inout FieldReader) throws(ProtocolError) -> [GestureHint] {
       guard let raw = r.raw("hints"), case .array(let items) = raw else { return [] }
       var out: [GestureHint] = []
-      for item in items { out.append(try GestureHint(json: item)) }
+      for item in items {
+        // The hint of a gesture this version does not know (a newer daemon's) is left
+        // out: the hints of the gestures it knows still show.
+        if let name = item["gesture"]?.stringValue, Gesture(rawValue: name) == nil { continue }
+        out.append(try GestureHint(json: item))
+      }
       return out
     }
     func time(_ r: inout FieldReader) throws(ProtocolError) -> MonotonicInstant {

@@ -9,10 +9,11 @@ struct FieldReader {
   let object: JSONObject
   /// How errors name the object: `request "get"`, `event "pressed"`, `control`.
   let context: String
-  /// How requests are read (protocol.md: a wrong type, an empty or a duplicate member is
-  /// `bad-request`): `null` is a wrong type rather than an absent member, an empty string
-  /// is refused wherever a string is read, and an object member may not repeat a key.
-  /// Off for what the daemon sends, which clients read leniently.
+  /// How requests are read (protocol.md: a wrong type or an empty member is
+  /// `bad-request`): `null` is a wrong type rather than an absent member, and an empty
+  /// string is refused wherever a string is read. Off for what the daemon sends, which
+  /// clients read leniently. (Duplicate members in a request, at any depth, are refused
+  /// before any reader sees it: ``ClientMessage/decode(_:)``.)
   let strict: Bool
   private(set) var used: Set<String> = []
 
@@ -106,9 +107,6 @@ struct FieldReader {
   mutating func optionalObject(_ key: String) throws(ProtocolError) -> JSONObject? {
     guard let v = try present(key, "an object") else { return nil }
     guard let o = v.objectValue else { throw mismatch(key, "an object", v) }
-    if strict, let dup = o.duplicateKeys.first {
-      throw .badRequest("field \"\(key)\" of \(context) has field \"\(dup)\" more than once")
-    }
     return o
   }
 

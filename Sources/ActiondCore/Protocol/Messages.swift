@@ -254,6 +254,16 @@ public enum ClientMessage: Hashable, Sendable {
     } catch {
       return .failure(DecodingFailure(id: nil, error: error))
     }
+    // Before anything else is read, so a duplicate member gets the same answer at every
+    // depth (protocol.md, Framing): deep in a `configuration` it would otherwise reach
+    // the engine, which answers `invalid-configuration` or keeps the last value.
+    if let duplicate = firstDuplicateMember(in: .object(object), at: .root) {
+      let message =
+        duplicate.path.components.isEmpty
+        ? "message has field \"\(duplicate.key)\" more than once"
+        : "field \"\(duplicate.path)\" of \(describe(object)) has field \"\(duplicate.key)\" more than once"
+      return .failure(DecodingFailure(id: id, error: .badRequest(message)))
+    }
     do throws(ProtocolError) {
       var r = try FieldReader(object, context: "message", strict: true)
       _ = r.raw("id")
@@ -299,6 +309,40 @@ public enum ClientMessage: Hashable, Sendable {
   }
 }
 
+extension ClientMessage {
+  /// The first key that occurs twice in one object anywhere in `value` (depth first, in
+  /// document order), with the path of that object.
+  static func firstDuplicateMember(in value: JSONValue, at path: JSONPath) -> (path: JSONPath, key: String)? {
+    switch value {
+    case .object(let object):
+      if let key = object.duplicateKeys.first { return (path, key) }
+      for member in object {
+        if let found = firstDuplicateMember(in: member.value, at: path / member.key) { return found }
+      }
+      return nil
+    case .array(let elements):
+      for (i, element) in elements.enumerated() {
+        if let found = firstDuplicateMember(in: element, at: path / i) { return found }
+      }
+      return nil
+    default:
+      return nil
+    }
+  }
+
+  /// How an error names a client message whose members were not read yet: like the
+  /// request decoder does (`request "assign"`), or `provider reply`, or `message`.
+  private static func describe(_ object: JSONObject) -> String {
+    switch object["type"]?.stringValue ?? "request" {
+    case "request":
+      if let n = object["request"]?.stringValue, RequestName(rawValue: n) != nil { return "request \"\(n)\"" }
+      return "message"
+    case let type where type == "reply" || type == "error": return "provider \(type)"
+    default: return "message"
+    }
+  }
+}
+
 /// A reply to a client's request.
 public struct Reply: Hashable, Sendable {
   public var id: RequestID?
@@ -320,6 +364,10 @@ public enum ServerMessage: Hashable, Sendable {
   case event(Event)
   /// A request to a provider client.
   case providerRequest(ProviderRequest)
+  /// An event this version does not know, named `name` (a newer daemon's): clients
+  /// ignore it (protocol.md, Versioning) instead of failing. `json` is the message as
+  /// read, so a client that passes events on can pass this one on too.
+  case unknownEvent(name: String, json: JSONValue)
 
   public var json: JSONValue {
     switch self {
@@ -338,6 +386,7 @@ public enum ServerMessage: Hashable, Sendable {
       return b.value
     case .event(let e): return e.json
     case .providerRequest(let p): return p.json
+    case .unknownEvent(_, let json): return json
     }
   }
 
@@ -351,8 +400,9 @@ public enum ServerMessage: Hashable, Sendable {
     return bytes
   }
 
-  /// Reads one daemon line (leniently, for clients). Replies need the name of the
-  /// request they answer, which the daemon includes as `request`.
+  /// Reads one daemon line (leniently, for clients: members this version does not know
+  /// are ignored, and an event it does not know is ``unknownEvent(name:json:)``). Replies
+  /// need the name of the request they answer, which the daemon includes as `request`.
   public static func decode(line: String) throws(ProtocolError) -> ServerMessage {
     let value: JSONValue
     do {
@@ -368,7 +418,10 @@ public enum ServerMessage: Hashable, Sendable {
     let type = try r.string("type")
     switch type {
     case "hello": return .hello(try Hello(json: value))
-    case "event": return .event(try Event(json: value))
+    case "event":
+      let name = try r.string("event")
+      guard EventName(rawValue: name) != nil else { return .unknownEvent(name: name, json: value) }
+      return .event(try Event(json: value))
     case "error":
       let id = try r.raw("id").flatMap { v throws(ProtocolError) in try RequestID(json: v) }
       return .error(

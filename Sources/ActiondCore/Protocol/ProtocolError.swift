@@ -40,6 +40,9 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
   public static let failed = ProtocolErrorCode("failed")
   /// The intent or provider did not answer within its timeout.
   public static let timeout = ProtocolErrorCode("timeout")
+  /// actiond stopped the intent's command before it ended (the daemon is stopping), or did
+  /// not start it because it is stopping. Not a timeout, not the command's failure.
+  public static let stopped = ProtocolErrorCode("stopped")
   /// The change could not be written to the state store (disk full, read-only or
   /// unreadable state directory, ...). It was not made: the state is as before, on disk
   /// and as announced.
@@ -66,7 +69,8 @@ public struct ProtocolErrorCode: RawRepresentable, Hashable, Sendable, CustomStr
   /// Every code this version defines, in documentation order.
   public static let all: [ProtocolErrorCode] = [
     .badJSON, .badRequest, .unknownRequest, .notPermitted, .unknownButton, .unknownKind, .unassigned,
-    .invalidConfiguration, .notConfigured, .unsupported, .busy, .unavailable, .failed, .timeout, .stateNotSaved,
+    .invalidConfiguration, .notConfigured, .unsupported, .busy, .unavailable, .failed, .timeout, .stopped,
+    .stateNotSaved,
     .alreadyRegistered, .notProvider, .unknownID, .lineTooLong, .tooManyClients, .lagged, .shuttingDown,
     .internal,
   ]

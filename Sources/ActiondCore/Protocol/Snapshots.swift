@@ -189,8 +189,11 @@ public struct ButtonStatus: Hashable, Sendable {
     return b.value
   }
 
-  static func feedbackOutput(_ json: JSONValue) throws(ProtocolError) -> FeedbackOutput {
+  /// One feedback output, or nil for a kind of output this version does not know (none
+  /// of `led`, `sound`, `rumble`, `sysfs`: a newer daemon's), which clients ignore.
+  static func feedbackOutput(_ json: JSONValue) throws(ProtocolError) -> FeedbackOutput? {
     var r = try FieldReader(json, context: "feedback output")
+    guard ["led", "sound", "rumble", "sysfs"].contains(where: { r.object[$0] != nil }) else { return nil }
     let light: FeedbackOutput.Light
     if let led = try r.optionalString("led") {
       guard let code = LEDCodes.code(named: led) ?? UInt16(led) else {
@@ -212,11 +215,9 @@ public struct ButtonStatus: Hashable, Sendable {
       light = .sysfs(name: try r.string("sysfs"))
     }
     var moments: [FeedbackMoment] = []
+    // A moment this version does not know (a newer daemon's) is left out, not an error.
     for name in try r.optionalStringArray("on") ?? [] {
-      guard let moment = FeedbackMoment(rawValue: name) else {
-        throw .badRequest("unknown feedback moment \"\(name)\"")
-      }
-      moments.append(moment)
+      if let moment = FeedbackMoment(rawValue: name) { moments.append(moment) }
     }
     return FeedbackOutput(light: light, moments: moments, indicator: try r.optionalBool("indicator") ?? false)
   }
@@ -238,7 +239,9 @@ public struct ButtonStatus: Hashable, Sendable {
     doublePress = try r.raw("doublePress").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
     longHold = try r.raw("longHold").map { v throws(ProtocolError) in try ControlSnapshot(json: v) }
     if let raw = r.raw("feedback"), case .array(let items) = raw {
-      for item in items { feedback.append(try ButtonStatus.feedbackOutput(item)) }
+      for item in items {
+        if let output = try ButtonStatus.feedbackOutput(item) { feedback.append(output) }
+      }
     }
   }
 }

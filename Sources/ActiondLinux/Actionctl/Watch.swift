@@ -16,6 +16,8 @@ final class Watch {
   private var hold: (button: String, hint: String, start: Int64, deadline: Int64)?
   private var redraw: TimerID?
   private var readWatch: WatchID?
+  /// The watch ended (``finish(_:_:)``); what is still read is not reported.
+  private var finished = false
   /// The status line is on screen and must be cleared before other output.
   private var lineOpen = false
   static let frame = TimeSpan.milliseconds(33)
@@ -107,6 +109,9 @@ final class Watch {
     readWatch = try loop.register(fd: client.fd, interest: .readable) { [unowned self] _ in self.readable() }
     // Events that arrived together with the subscribe reply are already buffered.
     drainBuffered()
+    // A daemon that sent the rest of the stream at once, its closing error too, was read
+    // to the end just now; unless notifications are still being sent, nothing is left.
+    if finished && notifier?.idle ?? true { return status }
     try loop.run()
     return status
   }
@@ -129,8 +134,13 @@ final class Watch {
   private func drainBuffered() {
     do {
       while let (message, line) = try client.nextBuffered() {
+        guard !finished else { return }
         switch message {
         case .event(let e): show(e, line: line)
+        case .unknownEvent:
+          // A newer daemon's event: text and notifications ignore it (protocol.md,
+          // Versioning); --json passes every event line on as it came, this one too.
+          if options.json { out.line(line) }
         case .error(nil, let e): finish(.protocolError, "actionctl: \(e.message) (\(e.code))")
         default: continue
         }
@@ -141,6 +151,10 @@ final class Watch {
   }
 
   private func finish(_ status: Actionctl.ExitStatus, _ message: String) {
+    // Once: a daemon that says why it stops (`shutting-down`) and closes at once has
+    // both read in one turn, and the close is no second story.
+    guard !finished else { return }
+    finished = true
     closeLine()
     err.line(message)
     self.status = status

@@ -211,10 +211,20 @@ public final class Daemon {
   // MARK: - Lifecycle
 
   func shutdown(reason: String) {
-    guard !stopping else { return }
+    guard !stopping else {
+      // A second SIGTERM (or SIGINT) while the stop waits: the operator wants out now.
+      guard !stopped else { return }
+      logger.notice(
+        "\(reason) again: not waiting any longer; killing \(runner.runningCount) command(s) still running"
+          + offsList(), event: "stopping-now")
+      runner.killAll()
+      finishShutdown()
+      return
+    }
     stopping = true
     // A momentary toggle held on goes off first, while commands may still start; its off
-    // is spared from the SIGTERM below (nothing stays on because the daemon stopped).
+    // is spared from the SIGTERM below (nothing stays on because the daemon stopped). An
+    // off waiting for its on's command starts once the SIGTERM below ended that command.
     engine.endMomentaryHolds()
     // No hold is decided any more and no command is started while the stop waits for
     // commands.
@@ -233,20 +243,37 @@ public final class Daemon {
     }
     // The runner SIGKILLs each group once its grace period has passed; the loop keeps
     // turning until every command is reaped (`run`'s completion calls back here), so a
-    // command that ignores SIGTERM does not outlive the daemon. Bounded: whatever is
-    // left when the grace and a margin have passed is SIGKILLed here.
+    // command that ignores SIGTERM does not outlive the daemon. A momentary toggle's off
+    // starts as its on's command ends, and is waited for. Bounded: whatever is left when
+    // `stopBound` has passed is SIGKILLed here.
     logger.info(
-      "waiting up to \(Daemon.stopGrace) for \(runner.runningCount) command(s) to end", event: "stopping-commands")
-    stopDeadline = loop.schedule(at: loop.now() + Daemon.stopGrace) { [unowned self] _ in
+      "waiting up to \(Daemon.stopBound) for \(runner.runningCount) command(s) to end"
+        + (engine.hasMomentaryOffsPending || !effects.runningOffs.isEmpty
+          ? "; momentary toggles held on go off first" : ""),
+      event: "stopping-commands")
+    stopDeadline = loop.schedule(at: loop.now() + Daemon.stopBound) { [unowned self] _ in
       self.stopDeadline = nil
+      self.logger.warning(
+        "the stop's bound of \(Daemon.stopBound) passed: killing \(self.runner.runningCount) command(s) still running"
+          + self.offsList(), event: "stopping-now")
       self.runner.killAll()
       self.finishShutdown()
     }
   }
 
-  /// How long a stop waits for running commands: their SIGKILL comes after the runner's
-  /// grace period (2 s); the margin lets the kill be reaped.
-  static let stopGrace = ProcessRequest(argv: ["-"]).killGracePeriod + .seconds(1)
+  /// What the stop's log adds about momentary offs still running.
+  private func offsList() -> String {
+    let offs = effects.runningOffs
+    return offs.isEmpty ? "" : " (the off of \(offs.joined(separator: ", ")) among them)"
+  }
+
+  /// How long a stop waits in all for running commands and the offs of momentary toggles
+  /// held on: commands get SIGTERM at once and SIGKILL after the runner's grace period
+  /// (2 s), a momentary off starts as its on's command ends and runs under its own
+  /// `timeoutMs`; what is still running after this is SIGKILLed and the daemon exits.
+  /// 8 s: inside the unit's `TimeoutStopSec=10s`, with 2 s left for the kill, the last
+  /// save and the exit, so systemd never has to kill actiond itself (docs/operations.md).
+  static let stopBound = TimeSpan.seconds(8)
 
   /// The last step of a stop: once no command runs (or the wait is over).
   private func finishShutdown() {

@@ -48,8 +48,10 @@ final class EngineEffects {
   private var preparedHold: (job: ControlEngine.PerformJob, request: ProcessRequest)?
   /// Running offs of momentary toggles whose press ended (``ControlEngine/PerformJob/endsMomentaryHold``):
   /// a stop lets them finish rather than SIGTERMing them, within its bound.
-  private var sparedRunsByJob: [UInt64: ProcessRunID] = [:]
-  var sparedRuns: Set<ProcessRunID> { Set(sparedRunsByJob.values) }
+  private var sparedRunsByJob: [UInt64: (run: ProcessRunID, kind: String)] = [:]
+  var sparedRuns: Set<ProcessRunID> { Set(sparedRunsByJob.values.map(\.run)) }
+  /// The kinds whose momentary off runs now, for the stop's log.
+  var runningOffs: [String] { sparedRunsByJob.values.map(\.kind).sorted() }
   /// Pending retry of a failed save.
   private var saveRetry: TimerID?
   static let saveRetryInterval = TimeSpan.seconds(10)
@@ -248,19 +250,14 @@ extension EngineEffects: ControlEngineOutput {
   func runIntent(_ job: ControlEngine.PerformJob) {
     switch job.intent {
     case .exec(let spec):
-      let id = run(request(for: job, spec), tag: job.kind) { [unowned self] result in
-        let outcome: ControlEngine.PerformOutcome
-        switch result.outcome {
-        case .exited(0): outcome = .succeeded
-        case .exited(let status): outcome = .failed(code: .failed, reason: "the command exited with status \(status)")
-        case .signaled(let sig): outcome = .failed(code: .failed, reason: "the command was killed by signal \(sig)")
-        case .timedOut: outcome = .failed(code: .timeout, reason: "the command timed out after \(spec.timeout)")
-        case .spawnFailed(let failure): outcome = .failed(code: .failed, reason: "cannot run the command: \(failure)")
-        }
+      // A momentary toggle's off still runs during a stop: nothing stays on because
+      // actiond stopped (docs/configuration.md, momentary holds).
+      let id = run(request(for: job, spec), tag: job.kind, evenWhileStopping: job.endsMomentaryHold) {
+        [unowned self] result in
         self.sparedRunsByJob[job.id] = nil
-        self.engine.performFinished(job: job.id, outcome)
+        self.engine.performFinished(job: job.id, EngineEffects.performOutcome(result.outcome, timeout: spec.timeout))
       }
-      if let id, job.endsMomentaryHold { sparedRunsByJob[job.id] = id }
+      if let id, job.endsMomentaryHold { sparedRunsByJob[job.id] = (id, job.kind) }
     case .write(let path, let on, let off):
       let text = job.requestedValue ?? true ? on : off
       let error = EngineEffects.writeFile(path, text)
@@ -303,6 +300,7 @@ extension EngineEffects: ControlEngineOutput {
         switch result.outcome {
         case .exited(let status): value = ValueProviderSpec.interpretExitStatus(status)
         case .timedOut: value = .unavailable(reason: "the value command timed out after \(spec.timeout)")
+        case .stopped: value = .unavailable(reason: "the value command was stopped by actiond (it is stopping)")
         case .signaled(let sig): value = .unavailable(reason: "the value command was killed by signal \(sig)")
         case .spawnFailed(let f): value = .unavailable(reason: "cannot run the value command: \(f)")
         }
@@ -383,17 +381,31 @@ extension EngineEffects: ControlEngineOutput {
     return processRequest(spec, extra: job.environment)
   }
 
+  /// How a command's end is reported, one word each (docs/protocol.md, error codes): exit
+  /// status 0 is success; another status, a signal or a failed start is `failed`; running
+  /// past `timeout` is `timeout`; actiond ending it (a stop) is `stopped`, never `timeout`.
+  static func performOutcome(_ outcome: ProcessOutcome, timeout: TimeSpan) -> ControlEngine.PerformOutcome {
+    switch outcome {
+    case .exited(0): .succeeded
+    case .exited(let status): .failed(code: .failed, reason: "the command exited with status \(status)")
+    case .signaled(let sig): .failed(code: .failed, reason: "the command was killed by signal \(sig)")
+    case .timedOut: .failed(code: .timeout, reason: "the command timed out after \(timeout)")
+    case .stopped: .failed(code: .stopped, reason: "the command was stopped by actiond (it is stopping)")
+    case .spawnFailed(let failure): .failed(code: .failed, reason: "cannot run the command: \(failure)")
+    }
+  }
+
+  /// `evenWhileStopping`: a momentary toggle's off, which a stop still runs; anything else
+  /// is not started once the daemon is stopping, and reported ``ProcessOutcome/stopped``.
   @discardableResult
   private func run(
-    _ made: Result<ProcessRequest, SpawnFailure>, tag: String, completion: @escaping (ProcessResult) -> Void
+    _ made: Result<ProcessRequest, SpawnFailure>, tag: String, evenWhileStopping: Bool = false,
+    completion: @escaping (ProcessResult) -> Void
   ) -> ProcessRunID? {
-    guard !stopping else {
+    guard !stopping || evenWhileStopping else {
       // A finished intent's re-read during a stop: nothing new is started.
-      later {
-        completion(
-          ProcessResult(outcome: .spawnFailed(SpawnFailure(step: "run", errnoName: "", message: "actiond is stopping")))
-        )
-      }
+      logger.info("[\(tag)] not started: actiond is stopping", event: "not-started")
+      later { completion(ProcessResult(outcome: .stopped)) }
       return nil
     }
     let request: ProcessRequest

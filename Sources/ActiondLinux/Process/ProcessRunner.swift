@@ -23,6 +23,8 @@ import Glibc
 /// - A timeout sends SIGTERM to the whole process group (grandchildren included), then
 ///   SIGKILL after the grace period unless the group is already gone. The result is
 ///   reported once the command is reaped and, after a timeout, the group is dead or killed.
+///   A stop (``terminateAll(sparing:)``, ``killAll()``) ends groups the same way and reports
+///   them ``ProcessOutcome/stopped``, never as timed out.
 public final class ProcessRunner: ProcessRunning {
   private let loop: EventLoop
   private var runs: [UInt64: ActiveRun] = [:]
@@ -106,18 +108,28 @@ public final class ProcessRunner: ProcessRunning {
     return ProcessRunID(rawValue: id)
   }
 
-  /// Terminates every run as if it had timed out (for shutdown): SIGTERM to each group
-  /// now, SIGKILL after each run's grace period. Completions still arrive. Runs in
+  /// Stops every run (for shutdown): SIGTERM to each group now, SIGKILL after each run's
+  /// grace period, as a timeout does, but reported as ``ProcessOutcome/stopped``: the
+  /// command did not run too long, actiond ended it. Completions still arrive. Runs in
   /// `sparing` go on (a stop lets a momentary toggle's off finish; ``killAll()`` still
   /// bounds them).
   public func terminateAll(sparing: Set<ProcessRunID>) {
-    for run in runs.values where !run.timedOut && !sparing.contains(ProcessRunID(rawValue: run.id)) { timeOut(run) }
+    for run in runs.values where run.ending == nil && !sparing.contains(ProcessRunID(rawValue: run.id)) {
+      // One that already exited (not reaped yet: its pidfd is readable) ended by itself,
+      // and is reported so; the SIGTERM would only reach what it left running.
+      end(run, run.hasExited ? nil : .stopped)
+    }
   }
 
   /// SIGKILLs every run's process group now, without waiting for grace periods: the end
-  /// of a bounded shutdown, so nothing the daemon started outlives it.
+  /// of a bounded shutdown, so nothing the daemon started outlives it. A run not ending
+  /// yet is reported stopped.
   public func killAll() {
-    for run in runs.values { _ = kill(-run.pid, SIGKILL) }
+    for run in runs.values {
+      if run.ending == nil { run.ending = .stopped }
+      _ = kill(-run.pid, SIGKILL)
+      run.killed = true
+    }
   }
 
   // MARK: Spawning
@@ -323,7 +335,7 @@ public final class ProcessRunner: ProcessRunning {
       self?.reap(run)
     }
     run.timeoutTimer = loop.schedule(at: run.started + run.request.timeout) { [weak self] _ in
-      self?.timeOut(run)
+      self?.end(run, .timedOut)
     }
   }
 
@@ -387,8 +399,10 @@ public final class ProcessRunner: ProcessRunning {
     finishIfDone(run)
   }
 
-  private func timeOut(_ run: ActiveRun) {
-    run.timedOut = true
+  /// Ends `run`'s process group (its timeout, or actiond stopping it): SIGTERM now,
+  /// SIGKILL after the grace period; `why` is what its result will say.
+  private func end(_ run: ActiveRun, _ why: ActiveRun.Ending?) {
+    run.ending = why ?? run.ending
     if let timer = run.timeoutTimer { loop.cancel(timer) }
     run.timeoutTimer = nil
     _ = kill(-run.pid, SIGTERM)
@@ -402,14 +416,16 @@ public final class ProcessRunner: ProcessRunning {
 
   private func finishIfDone(_ run: ActiveRun) {
     guard let status = run.status, runs[run.id] != nil else { return }
-    if run.timedOut && !run.killed {
+    if (run.ending != nil || run.graceTimer != nil) && !run.killed {
       // The leader is gone; wait for the grace SIGKILL unless nothing of the group is left.
       // (The group id cannot be reused while any member lives.)
       guard kill(-run.pid, 0) != 0 else { return }
     }
     let outcome: ProcessOutcome
-    if run.timedOut {
+    if run.ending == .timedOut {
       outcome = .timedOut
+    } else if run.ending == .stopped {
+      outcome = .stopped
     } else if status & 0x7f == 0 {
       outcome = .exited((status >> 8) & 0xff)
     } else {
@@ -508,8 +524,18 @@ private final class ActiveRun {
   var timeoutTimer: TimerID?
   var graceTimer: TimerID?
   var status: Int32?
-  var timedOut = false
+  /// Why the runner ended its group, once it did: the result says so, whatever signal
+  /// the command died of.
+  enum Ending { case timedOut, stopped }
+  var ending: Ending?
   var killed = false
+
+  /// The process exited and is not reaped yet (its pidfd is readable).
+  var hasExited: Bool {
+    guard pidfd >= 0 else { return true }
+    var fds = [pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)]
+    return Glibc.poll(&fds, 1, 0) == 1
+  }
 
   init(
     id: UInt64, pid: Int32, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32, request: ProcessRequest,

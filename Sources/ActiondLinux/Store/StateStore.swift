@@ -8,7 +8,9 @@ import Glibc
 /// after a crash or power loss the file is either the previous snapshot or the new one,
 /// never a mix. Loading never crashes: a missing file is an empty state; a corrupt one
 /// (bad JSON, another format version, a wrong shape) is moved aside as
-/// `<file>.corrupt-<n>` and logged, and the daemon starts from its defaults. A file that
+/// `<file>.corrupt-<n>` and logged, and the daemon starts from its defaults. Only the
+/// newest ``keptCorruptCopies`` such copies are kept, so a daemon restarted again and
+/// again on a corrupt file does not fill its state directory. A file that
 /// exists but cannot be read (permissions, I/O error) is left alone, and saving is then
 /// refused so a valid state is never overwritten by defaults.
 ///
@@ -29,6 +31,11 @@ public final class StateStore {
 
   /// Larger files are not parsed (they cannot be ours): treated as corrupt.
   public static let maxFileSize = 16 * 1024 * 1024
+
+  /// How many copies of corrupt state files (`<file>.corrupt-<n>`) are kept: the newest,
+  /// which have the highest numbers. Older ones are removed when a new one is made, each
+  /// logged by name (`state-corrupt-removed`). docs/configuration.md says so.
+  public static let keptCorruptCopies = 3
 
   public let directory: String
   public let path: String
@@ -162,23 +169,96 @@ public final class StateStore {
     }
   }
 
-  /// Renames the file to the first free `<file>.corrupt-<n>`.
+  /// A `<file>.corrupt-<n>` entry of the state directory.
+  private struct CorruptCopy {
+    var number: Int
+    var path: String
+    /// Only regular files are ever removed: anything else with such a name was put there
+    /// by someone else.
+    var isRegularFile: Bool
+  }
+
+  /// Renames the file to `<file>.corrupt-<n>`, `n` one above the highest there is (so the
+  /// highest numbers are the newest copies, whatever gaps there are), then removes the
+  /// copies beyond the newest ``keptCorruptCopies``.
   private func moveAside() -> String? {
-    var info = stat()
-    for n in 1...10_000 {
-      let candidate = "\(path).corrupt-\(n)"
-      if lstat(candidate, &info) == 0 { continue }
-      guard rename(path, candidate) == 0 else {
-        let error = Errno.current  // before the log's fields are built: that may change errno
-        logger?.error(
-          "Cannot move the corrupt state file aside", event: "state-corrupt-move-failed",
-          ["path": path, "reason": error.description])
-        return nil
-      }
-      try? syncDirectory()
-      return candidate
+    let copies: [CorruptCopy]?
+    switch corruptCopies() {
+    case .success(let found): copies = found
+    case .failure(let error):
+      // The file is still moved aside (numbered by probing, as before there was a bound);
+      // nothing is removed, so nothing is lost, and the log says why the bound does not hold.
+      copies = nil
+      logger?.error(
+        "Cannot list the state directory; old copies of corrupt state files are not removed",
+        event: "state-corrupt-cleanup-failed", ["path": directory, "reason": error.description])
     }
-    return nil
+    var n = (copies?.map(\.number).max() ?? 0) + 1
+    var info = stat()
+    // A name taken since the listing (or any, without one) is skipped, never replaced.
+    while lstat("\(path).corrupt-\(n)", &info) == 0 {
+      guard n < Int.max else { return nil }
+      n += 1
+    }
+    let candidate = "\(path).corrupt-\(n)"
+    guard rename(path, candidate) == 0 else {
+      let error = Errno.current  // before the log's fields are built: that may change errno
+      logger?.error(
+        "Cannot move the corrupt state file aside", event: "state-corrupt-move-failed",
+        ["path": path, "reason": error.description])
+      return nil
+    }
+    if let copies {
+      removeOldCopies(copies + [CorruptCopy(number: n, path: candidate, isRegularFile: true)])
+    }
+    try? syncDirectory()
+    return candidate
+  }
+
+  /// The `<file>.corrupt-<n>` entries of the state directory (`n` written as the store
+  /// writes it: decimal, no sign, no leading zero), or why the directory cannot be listed.
+  private func corruptCopies() -> Result<[CorruptCopy], Errno> {
+    guard let dir = opendir(directory) else { return .failure(Errno.current) }
+    defer { closedir(dir) }
+    let fileName = String(path.dropFirst(directory.count + 1))
+    let prefix = fileName + ".corrupt-"
+    var copies: [CorruptCopy] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard name.hasPrefix(prefix) else { continue }
+      let digits = name.dropFirst(prefix.count)
+      guard let n = Int(digits), n > 0, String(n) == digits else { continue }
+      let full = directory + "/" + name
+      var info = stat()
+      // lstat: a symlink is not followed, and counts as not ours.
+      guard lstat(full, &info) == 0 else { continue }
+      copies.append(CorruptCopy(number: n, path: full, isRegularFile: info.st_mode & S_IFMT == S_IFREG))
+    }
+    return .success(copies)
+  }
+
+  /// Removes the regular files among `copies` beyond the newest ``keptCorruptCopies``,
+  /// logging each by name; entries that are not regular files are left alone (and said so).
+  private func removeOldCopies(_ copies: [CorruptCopy]) {
+    let files = copies.filter(\.isRegularFile).sorted { $0.number > $1.number }
+    for other in copies where !other.isRegularFile {
+      logger?.warning(
+        "Not a regular file; left alone, and not counted among the kept corrupt state copies",
+        event: "state-corrupt-not-removed", ["path": other.path])
+    }
+    // Oldest first: stopped half-way, the store has still kept the newer ones.
+    for old in files.dropFirst(Self.keptCorruptCopies).reversed() {
+      if unlink(old.path) == 0 {
+        logger?.notice(
+          "Removed an old copy of a corrupt state file (the newest \(Self.keptCorruptCopies) are kept)",
+          event: "state-corrupt-removed", ["path": old.path])
+      } else {
+        let error = Errno.current
+        logger?.error(
+          "Cannot remove an old copy of a corrupt state file", event: "state-corrupt-remove-failed",
+          ["path": old.path, "reason": error.description])
+      }
+    }
   }
 
   private func makeDirectory() throws {

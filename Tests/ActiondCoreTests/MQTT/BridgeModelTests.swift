@@ -458,7 +458,8 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
     #expect(d.value.accept(mid: 7, qos: 1, topic: "a", payload: Array("ON".utf8), at: t0 + .seconds(1)) == true)
     #expect(d.value.accept(mid: 0, qos: 0, topic: "a", payload: p, at: t0) == true)
     #expect(d.value.accept(mid: 0, qos: 0, topic: "a", payload: p, at: t0) == true)  // QoS 0: no id, never dropped
-    #expect(d.value.accept(mid: 7, qos: 1, topic: "a", payload: p, at: t0 + .seconds(60)) == true)  // the window passed
+    // The window passed.
+    #expect(d.value.accept(mid: 7, qos: 1, topic: "a", payload: p, at: t0 + .seconds(60)) == true)
     #expect(d.value.count <= 3)
   }
 

@@ -80,7 +80,7 @@ import Testing
     #expect(runner.terminateAllCount == 1)
     #expect(runner.runningCount == 2)
     runner.killAll()
-    #expect(outcomes == [.signaled(9), .signaled(9)])
+    #expect(outcomes == [.stopped, .stopped])
     #expect(runner.runningCount == 0)
   }
 }

@@ -41,6 +41,10 @@ enum EngineScenarioDriver: ScenarioDriver {
       case "timer-latency" where line.words.count == 2:
         latency = try ScenarioParser.parseSpan(line.words[1], file: scenario.name, line: line.number)
       case "trace" where line.words == ["trace", "effects"]: recorder.traceEffects = true
+      // Each run's exec argv, and the engine's notices (what the log says in words).
+      case "trace" where line.words == ["trace", "commands"]:
+        recorder.traceEffects = true
+        recorder.traceCommands = true
       default: throw ScenarioError(file: scenario.name, line: line.number, "unknown header '\(line)'")
       }
     }
@@ -95,10 +99,14 @@ enum EngineScenarioDriver: ScenarioDriver {
         recorder.runs.removeFirst()
         if w.count == 2, w[1] == "ok" {
           engine.performFinished(job: job.id, .succeeded)
+        } else if w.count == 2, w[1] == "stopped" {
+          // As the daemon reports a command its stop ended (EngineEffects.performOutcome).
+          engine.performFinished(
+            job: job.id, .failed(code: .stopped, reason: "the command was stopped by actiond (it is stopping)"))
         } else if w.count >= 2, w[1] == "fail" {
           engine.performFinished(job: job.id, .failed(code: .failed, reason: w.dropFirst(2).joined(separator: " ")))
         } else {
-          throw fail("usage: intent ok | intent fail REASON")
+          throw fail("usage: intent ok | intent stopped | intent fail REASON")
         }
       case "value":
         guard let job = recorder.reads.first else { throw fail("no value read is pending") }
@@ -142,6 +150,9 @@ enum EngineScenarioDriver: ScenarioDriver {
           let snap = try engine.assign(try engine.instance(kind: w[2], configuration: object), to: w[1])
           reply(.success(snap))
         } catch { reply(.failure(error)) }
+      case "stop":
+        // The daemon's stop (SIGTERM): every momentary toggle held on goes off.
+        engine.endMomentaryHolds()
       case "reload":
         engine.reload(kind: w.count > 1 ? w[1] : nil)
       case "apply":
@@ -208,6 +219,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     var runs: [ControlEngine.PerformJob] = []
     var reads: [ControlEngine.ValueReadJob] = []
     var traceEffects = false
+    var traceCommands = false
 
     func emit(_ text: String) { lines.append("@\(now - EngineScenarioDriver.origin) \(text)") }
 
@@ -264,6 +276,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     }
     func log(_ level: LogLevel, _ message: String) {
       if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }
+      if traceCommands && level == .notice { emit("notice \(quote(message))") }
     }
     func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
     func runIntent(_ job: ControlEngine.PerformJob) {
@@ -271,8 +284,12 @@ enum EngineScenarioDriver: ScenarioDriver {
       if traceEffects {
         emit(
           "run \(job.kind) intent=\(job.intent.typeName)\(job.requestedValue.map { $0 ? " value=1" : " value=0" } ?? "")"
-        )
+            + (traceCommands ? argv(job.intent) : ""))
       }
+    }
+    func argv(_ intent: IntentSpec) -> String {
+      guard case .exec(let spec) = intent else { return "" }
+      return " argv=\(quote(spec.argv.joined(separator: " ")))"
     }
     func readValue(_ job: ControlEngine.ValueReadJob) {
       reads.append(job)

@@ -299,7 +299,8 @@ private func isDead(_ pid: Int32) -> Bool {
     let grandchild = try #require(readFile(pidFile).flatMap { Int32($0.split(separator: "\n").first ?? "") })
     runner.terminateAll()
     try spin(loop) { result != nil }
-    #expect(result?.outcome == .timedOut)
+    // Ended by actiond, not by its timeout (600 s away): reported as what it was.
+    #expect(result?.outcome == .stopped)
     #expect(texts(lines, .stdout) == ["started"])
     // SIGKILL was sent before the result; wait (with a deadline) for the kernel to finish it.
     var clock = timespec()
@@ -479,6 +480,31 @@ private func isDead(_ pid: Int32) -> Bool {
     }
     runner.terminateAll()
     for _ in 0..<10_000 where outcomes.count < 2 { try loop.runOnce(until: loop.now() + .seconds(30)) }
-    #expect(outcomes == [.timedOut, .timedOut])
+    #expect(outcomes == [.stopped, .stopped])
+  }
+
+  /// A stop is not a timeout: a run that timed out before the stop stays `timedOut`, one the
+  /// stop ended is `stopped`, and one killed at the end of a bounded stop is `stopped` too.
+  @Test func aStopIsReportedAsStoppedAndATimeoutAsTimedOut() throws {
+    let loop = try EventLoop()
+    let runner = ProcessRunner(loop: loop)
+    var outcomes: [String: ProcessOutcome] = [:]
+    // `trap '' TERM`: only the SIGKILL of the grace period (600 s) or of killAll ends it.
+    let stubborn = ["/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done"]
+    runner.run(ProcessRequest(argv: ["/bin/sleep", "1000"], timeout: .milliseconds(100)), output: { _ in }) {
+      outcomes["timeout"] = $0.outcome
+    }
+    try spin(loop) { outcomes["timeout"] != nil }
+    runner.run(ProcessRequest(argv: ["/bin/sleep", "1000"], timeout: .seconds(600)), output: { _ in }) {
+      outcomes["stop"] = $0.outcome
+    }
+    runner.run(
+      ProcessRequest(argv: stubborn, timeout: .seconds(600), killGracePeriod: .seconds(600)), output: { _ in }
+    ) { outcomes["kill"] = $0.outcome }
+    runner.terminateAll()
+    try spin(loop) { outcomes["stop"] != nil }
+    runner.killAll()
+    try spin(loop) { outcomes["kill"] != nil }
+    #expect(outcomes == ["timeout": .timedOut, "stop": .stopped, "kill": .stopped])
   }
 }

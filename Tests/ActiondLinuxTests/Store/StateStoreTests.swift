@@ -203,7 +203,7 @@ import Testing
         try loop.runOnce(until: loop.now() + .seconds(30))
       }
       #expect(killed, "\(context): the writer exited by itself: \(String(describing: result))")
-      #expect(result?.outcome == .timedOut, "\(context): \(String(describing: result))")
+      #expect(result?.outcome == .stopped, "\(context): \(String(describing: result))")
       #expect(errors.isEmpty, "\(context): \(errors)")
       let (snapshot, outcome) = StateStore(directory: dir.path).load()
       if next == 0 && lastSaved == nil && outcome == .missing { continue }  // killed before the first save
