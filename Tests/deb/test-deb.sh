@@ -38,8 +38,8 @@ lib=lib
 if command -v dh_movetousr >/dev/null; then lib=usr/lib; fi
 [ "$(field Architecture)" = "$arch" ] || fail "Architecture is $(field Architecture)"
 depends=$(field Depends)
-for lib in libevdev2 libudev1 libc6; do
-  grep -qE "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib: $depends"
+for so in libevdev2 libudev1 libc6; do
+  grep -qE "(^|, )$so( |,|$)" <<<"$depends" || fail "Depends lacks $so: $depends"
 done
 if grep -qiE 'swift|libstdc\+\+' <<<"$depends"; then fail "Depends names a Swift or C++ runtime (not linked statically?): $depends"; fi
 grep -q 'systemd-sysusers' <<<"$depends" || fail "Depends lacks dh_installsysusers' systemd-sysusers: $depends"
@@ -61,8 +61,8 @@ mfield() { dpkg-deb -f "$mqttdeb" "$1"; }
 [ "$(mfield Version)" = "$version" ] || fail "actiond-mqtt's Version is $(mfield Version), Version.swift says $version"
 [ "$(mfield Architecture)" = "$arch" ] || fail "actiond-mqtt's Architecture is $(mfield Architecture)"
 mdepends=$(mfield Depends)
-for lib in libmosquitto1 libc6; do
-  grep -qE "(^|, )$lib( |,|$)" <<<"$mdepends" || fail "actiond-mqtt's Depends lacks $lib: $mdepends"
+for so in libmosquitto1 libc6; do
+  grep -qE "(^|, )$so( |,|$)" <<<"$mdepends" || fail "actiond-mqtt's Depends lacks $so: $mdepends"
 done
 grep -qF "actiond (= $version)" <<<"$mdepends" || fail "actiond-mqtt does not depend on actiond (= $version) (its user, its socket): $mdepends"
 if grep -qiE 'swift|libstdc\+\+' <<<"$mdepends"; then fail "actiond-mqtt's Depends names a Swift or C++ runtime: $mdepends"; fi
