@@ -18,21 +18,28 @@ TEST_TIERS += test-deb
 DEB_DIR := .build/deb
 DEB_VERSION = $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/ActiondCore/Foundation/Version.swift)
 # The host architecture, which dpkg-buildpackage builds for (this machine's, unless
-# DEB_HOST_ARCH says otherwise): in the .deb's name, as dh_builddeb writes it. No
-# architecture is named in debian/ or here but debian/control's list (test-deb checks).
-DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH)
+# DEB_HOST_ARCH says otherwise, or ARCH= asks for a cross build: CROSS_ARCH):
+# in the .deb's name, as dh_builddeb writes it. No architecture is named in debian/ or here
+# but debian/control's list (test-deb checks).
+DEB_ARCH = $(or $(CROSS_ARCH),$(shell dpkg-architecture -qDEB_HOST_ARCH))
 DEB_FILE = $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 .PHONY: deb test-deb test-deb-systemd test-deb-debian13 test-deb-fresh
 
-## deb: the package, into .build/deb/ (not Debian's "..": that is outside the checkout)
-deb: deps
+## deb: the package, into .build/deb/ (not Debian's "..": that is outside the checkout).
+## A cross build (CROSS_ARCH): --host-arch, and no check of Build-Depends against this
+## machine's packages: they are the cross sysroot's (cross-prepare). debian/rules gets what
+## it needs of the cross build in the environment (CROSS_RUN, CROSS_SHLIBDEPS_ARGS);
+## crossbuildcanrunhostbinaries tells debhelper that CROSS_RUN runs them for the check.
+deb: deps $(if $(CROSS_ARCH),cross-prepare)
 	@cl=$$(dpkg-parsechangelog -S Version); \
 	[ "$$cl" = "$(DEB_VERSION)" ] || { echo "deb: debian/changelog is at $$cl, Version.swift at $(DEB_VERSION): run scripts/set-version"; exit 1; }
 	mkdir -p $(DEB_DIR)
-	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_*
-	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage -b --no-sign \
+	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_$(DEB_ARCH).*
+	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) $(if $(CROSS_ARCH),CROSS_RUN='$(CROSS_RUN)' CROSS_SHLIBDEPS_ARGS='$(CROSS_SHLIBDEPS_ARGS)' \
+	  DEB_BUILD_OPTIONS='$(strip $(DEB_BUILD_OPTIONS) crossbuildcanrunhostbinaries)') \
+	  dpkg-buildpackage -b --no-sign $(if $(CROSS_ARCH),--host-arch=$(CROSS_ARCH) --no-check-builddeps) \
 	  --buildinfo-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
 	  --buildinfo-option=-u$(DEB_DIR) \
 	  --changes-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).changes \
@@ -42,7 +49,7 @@ deb: deps
 ## test-deb: `make deb`, then what both packages hold (paths, modes, conffiles,
 ## Depends from dh_shlibdeps, maintainer scripts) and lintian (Tests/deb/test-deb.sh).
 test-deb: deb
-	Tests/deb/test-deb.sh $(DEB_FILE) $(DEB_MQTT_FILE)
+	DEB_ARCH=$(DEB_ARCH) $(if $(CROSS_ARCH),DEB_RUN='$(CROSS_RUN)') Tests/deb/test-deb.sh $(DEB_FILE) $(DEB_MQTT_FILE)
 
 ## test-deb-systemd: the packages under real systemd 252 in a VM (Tests/deb/systemd.sh):
 ## apt-get install with a button present, hotplug, a hold performing the default

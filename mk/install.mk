@@ -46,11 +46,22 @@ COMPLETION := $(wildcard completion/actionctl.bash)
 
 .PHONY: release man install install-bin install-data uninstall test-install test-man test-static
 
-## release: the executables (actiond, actionctl, actiond-mqtt), optimised, Swift runtime linked in
+## release: the executables (actiond, actionctl, actiond-mqtt), optimised, Swift runtime linked in.
+## In a package build for another architecture (CROSS_ARCH: make deb ARCH=arm64) they are
+## mk/arm64.mk's cross build; RELEASE_BIN_DIR is where they are either way.
+ifeq ($(CROSS_ARCH),)
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond
 	$(SWIFT) build $(RELEASE_FLAGS) --product actionctl
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-mqtt
+RELEASE_BIN_DIR = $(shell $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)
+else
+release: cross-release
+RELEASE_BIN_DIR = $(CROSS_BIN_DIR)
+endif
+.PHONY: release-bin-path
+release-bin-path:
+	@echo "$(RELEASE_BIN_DIR)"
 
 ## man: roff pages from docs/man/*.md (lowdown). No hyphenation, ragged right:
 ## paths and options must stay whole to be copied from a terminal.
@@ -70,7 +81,7 @@ install: install-bin install-data
 	@if [ -z "$(DESTDIR)" ]; then $(MAKE) --no-print-directory install-activate; fi
 
 install-bin: release
-	bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	bin="$(RELEASE_BIN_DIR)"; \
 	install -D -m 0755 "$$bin/actiond" "$(DESTDIR)$(SBINDIR)/actiond"; \
 	install -D -m 0755 "$$bin/actionctl" "$(DESTDIR)$(BINDIR)/actionctl"; \
 	install -D -m 0755 "$$bin/actiond-mqtt" "$(DESTDIR)$(SBINDIR)/actiond-mqtt"

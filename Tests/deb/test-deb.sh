@@ -10,6 +10,9 @@
 # and lintian on both: no error and no warning, every override with a reason.
 # Usage: test-deb.sh PATH/actiond_VERSION_ARCH.deb [PATH/actiond-mqtt_VERSION_ARCH.deb]
 # (the second defaults to the first's sibling)
+# Environment: DEB_ARCH, the packages' architecture (default: dpkg-architecture's host);
+# DEB_RUN, a command prefix that runs the packaged binaries when they are not this machine's
+# (make test-deb ARCH=arm64: qemu-aarch64 -L SYSROOT, mk/arm64.mk).
 set -euo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/../.."
@@ -27,15 +30,16 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Package)" = actiond ] || fail "Package is $(field Package)"
 [ "$(field Version)" = "$version" ] || fail "Version is $(field Version), Version.swift says $version"
 [ "$(dpkg-parsechangelog -S Version)" = "$version" ] || fail "debian/changelog is at $(dpkg-parsechangelog -S Version), Version.swift at $version"
-arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+arch=${DEB_ARCH:-$(dpkg-architecture -qDEB_HOST_ARCH)}
+run=(${DEB_RUN:-})
 # Where the units and the udev rule are: /lib on Debian 12, /usr/lib where debhelper has
 # dh_movetousr (Debian 13; debian/rules says why).
 lib=lib
 if command -v dh_movetousr >/dev/null; then lib=usr/lib; fi
 [ "$(field Architecture)" = "$arch" ] || fail "Architecture is $(field Architecture)"
 depends=$(field Depends)
-for lib in libevdev2 libudev1 libc6; do
-  grep -qE "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib: $depends"
+for so in libevdev2 libudev1 libc6; do
+  grep -qE "(^|, )$so( |,|$)" <<<"$depends" || fail "Depends lacks $so: $depends"
 done
 if grep -qiE 'swift|libstdc\+\+' <<<"$depends"; then fail "Depends names a Swift or C++ runtime (not linked statically?): $depends"; fi
 grep -q 'systemd-sysusers' <<<"$depends" || fail "Depends lacks dh_installsysusers' systemd-sysusers: $depends"
@@ -57,8 +61,8 @@ mfield() { dpkg-deb -f "$mqttdeb" "$1"; }
 [ "$(mfield Version)" = "$version" ] || fail "actiond-mqtt's Version is $(mfield Version), Version.swift says $version"
 [ "$(mfield Architecture)" = "$arch" ] || fail "actiond-mqtt's Architecture is $(mfield Architecture)"
 mdepends=$(mfield Depends)
-for lib in libmosquitto1 libc6; do
-  grep -qE "(^|, )$lib( |,|$)" <<<"$mdepends" || fail "actiond-mqtt's Depends lacks $lib: $mdepends"
+for so in libmosquitto1 libc6; do
+  grep -qE "(^|, )$so( |,|$)" <<<"$mdepends" || fail "actiond-mqtt's Depends lacks $so: $mdepends"
 done
 grep -qF "actiond (= $version)" <<<"$mdepends" || fail "actiond-mqtt does not depend on actiond (= $version) (its user, its socket): $mdepends"
 if grep -qiE 'swift|libstdc\+\+' <<<"$mdepends"; then fail "actiond-mqtt's Depends names a Swift or C++ runtime: $mdepends"; fi
@@ -207,9 +211,11 @@ if grep -l '/usr/local' "$r/$lib/systemd/system/"* "$r/$lib/udev/rules.d/"* "$r/
   fail "these files name /usr/local"
 fi
 cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond/actiond.json is not examples/actiond.json"
-"$r/usr/sbin/actiond" --version | grep -qF "$version" || fail "actiond --version does not print $version"
-"$r/usr/bin/actionctl" check-config "$r/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 || { cat "$tmp/check.log"; fail "actionctl check-config rejects the packaged configuration"; }
-if ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep -E 'libswift|libstdc\+\+|not found'; then fail "a binary needs the Swift or C++ runtime"; fi
+"${run[@]}" "$r/usr/sbin/actiond" --version | grep -qF "$version" || fail "actiond --version does not print $version"
+"${run[@]}" "$r/usr/bin/actionctl" check-config "$r/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 || { cat "$tmp/check.log"; fail "actionctl check-config rejects the packaged configuration"; }
+# (readelf, not ldd: it reads a binary of any architecture)
+if readelf -d "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep -E 'NEEDED.*(libswift|libstdc\+\+)'; then fail "a binary needs the Swift or C++ runtime"; fi
+if [ -z "${DEB_RUN:-}" ] && ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep 'not found'; then fail "a binary needs a library this machine lacks"; fi
 grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/actiond-notify.service" \
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"
 mu=$r/$lib/systemd/system/actiond-mqtt.service
@@ -221,14 +227,14 @@ grep -qx 'RestartPreventExitStatus=CREDENTIALS' "$mu" || fail "actiond-mqtt.serv
 doc=$(sed -n 's|^Documentation=file:||p' "$mu")
 [ "$doc" = /usr/share/doc/actiond/home-assistant.md ] && [ -f "$r$doc" ] || fail "actiond-mqtt.service's Documentation=file:$doc is not in the package"
 if grep -l '/usr/local' "$mu" "$r/usr/lib/systemd/user/actiond-notify.service"; then fail "these files name /usr/local"; fi
-"$r/usr/sbin/actiond-mqtt" --version | grep -qxF "actiond-mqtt $version" || fail "actiond-mqtt --version does not print $version"
+"${run[@]}" "$r/usr/sbin/actiond-mqtt" --version | grep -qxF "actiond-mqtt $version" || fail "actiond-mqtt --version does not print $version"
 # The configuration docs/home-assistant.md shows is accepted by the packaged bridge.
 awk '/<!-- example: mqtt-config -->/ { on = 1; next } on && /```json5/ { inb = 1; next } inb && /```/ { exit } inb' \
   "$r$doc" >"$tmp/mqtt.json5"
 [ -s "$tmp/mqtt.json5" ] || fail "no mqtt-config example in $doc"
-"$r/usr/sbin/actiond-mqtt" --check-config --config "$tmp/mqtt.json5" >"$tmp/mcheck.log" 2>&1 \
+"${run[@]}" "$r/usr/sbin/actiond-mqtt" --check-config --config "$tmp/mqtt.json5" >"$tmp/mcheck.log" 2>&1 \
   || { cat "$tmp/mcheck.log"; fail "the packaged actiond-mqtt rejects home-assistant.md's configuration"; }
-echo "test-deb: units and examples name /usr paths; $("$r/usr/sbin/actiond" --version); $("$r/usr/sbin/actiond-mqtt" --version) accepts the guide's mqtt.json5"
+echo "test-deb: units and examples name /usr paths; $("${run[@]}" "$r/usr/sbin/actiond" --version); $("${run[@]}" "$r/usr/sbin/actiond-mqtt" --version) accepts the guide's mqtt.json5"
 
 # 4b. Every path docs/operations.md names for the package ("The Debian package") is in it.
 n=0

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Fetches Debian's arm64 kernel, udev and busybox-static (and the libraries
-# udevadm links) from the machine's own Debian mirrors, into a cache reused
-# across runs. Nothing is installed and the host's dpkg is not touched: apt runs
-# with a private state directory whose only architecture is arm64, so
-# `dpkg --add-architecture` is not needed.
+# Fetches Debian 12 (bookworm)'s arm64 kernel, udev and busybox-static, the
+# libraries udevadm links, and the run-time libraries of the actiond package
+# (libevdev2, libudev1, libgcc-s1: the guest runs the cross-built actiond on
+# Debian 12's glibc, the oldest it supports), from the machine's own Debian
+# mirrors (its apt sources, the suite made bookworm's whatever the machine runs),
+# into a cache reused across runs. Nothing is installed and the host's dpkg is not
+# touched: apt runs with a private state directory whose only architecture is
+# arm64, so `dpkg --add-architecture` is not needed.
 #
 # Usage: fetch.sh CACHE_DIR     (prints nothing but progress on stderr)
 # Leaves in CACHE_DIR:
@@ -20,8 +23,21 @@ die() { echo "arm64/fetch.sh: $*" >&2; exit 1; }
 apt_dir=$cache/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$cache/debs"
 touch "$apt_dir/status"
+# The machine's sources with its release's suite names (X, X-updates, X-security) made bookworm's.
+suite=bookworm
+host_codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+[[ -n $host_codename ]] || die "cannot tell this machine's Debian codename from /etc/os-release"
+rm -rf "$apt_dir/sources"; mkdir -p "$apt_dir/sources"
+n=0
+for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
+  [[ -s $f ]] || continue
+  n=$((n + 1))
+  sed -E "/^[[:space:]]*(Suites:|deb(-src)?[[:space:]])/ s/\\b$host_codename(-[a-z]+)?\\b/$suite\\1/g" "$f" >"$apt_dir/sources/$n-${f##*/}"
+done
+((n > 0)) || die "this machine has no apt sources"
 apt_opts=(
   -o APT::Architecture=arm64 -o APT::Architectures::=arm64
+  -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$apt_dir/sources"
   -o Dir::State::Lists="$apt_dir/lists" -o Dir::State::status="$apt_dir/status"
   -o Dir::Cache="$apt_dir" -o Debug::NoLocking=1 -o APT::Sandbox::User=root -q
 )
@@ -35,12 +51,16 @@ packages_closure() {
     --no-breaks --no-replaces --no-enhances $direct | grep '^lib' | sort -u
 }
 
-if [[ ! -e $cache/.complete ]]; then
+# The run-time libraries of the actiond package (dh_shlibdeps' Depends of the cross build).
+actiond_libs="libevdev2 libudev1 libgcc-s1 libc6"
+
+# .complete-2: the cache of a version without the actiond libraries is refetched.
+if [[ ! -e $cache/.complete-2 ]]; then
   echo "arm64/fetch.sh: updating the arm64 package index" >&2
   apt-get "${apt_opts[@]}" update >/dev/null || die "apt-get update (arm64) failed"
   kpkg=$(apt-cache "${apt_opts[@]}" depends linux-image-arm64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
   [[ -n $kpkg ]] || die "cannot resolve linux-image-arm64"
-  pkgs="$kpkg udev busybox-static $(packages_closure | tr '\n' ' ')"
+  pkgs="$kpkg udev busybox-static $actiond_libs $(packages_closure | tr '\n' ' ')"
   echo "arm64/fetch.sh: downloading $pkgs" >&2
   (cd "$cache/debs" && apt-get "${apt_opts[@]}" download $pkgs >/dev/null) || die "apt-get download failed"
 
@@ -65,5 +85,5 @@ if [[ ! -e $cache/.complete ]]; then
         [[ -n $(find "$cache/sysroot" -name "$so" -print -quit) ]] || echo "$so"
       done)
   [[ -z $missing ]] || die "libraries missing from the arm64 sysroot: $missing"
-  touch "$cache/.complete"
+  touch "$cache/.complete-2"
 fi
