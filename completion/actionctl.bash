@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for actionctl(1). Button names and control kinds are asked from the
 # running daemon (quietly; nothing is completed when it cannot be reached).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # benchmarks.mk: `make bench-peers` -- actiond measured side by side with the limits (a
 # minimal C reactor, timerfd, posix_spawn) and the peers (triggerhappy, a python-evdev
 # script) on the real evdev path in the VM, on an idle host and again with one host core

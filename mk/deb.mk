@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # deb.mk: `make deb`, the Debian package built by Debian's own tooling
 # (dpkg-buildpackage, debhelper compat 13) from debian/, and its tiers.
 #

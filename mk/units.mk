@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # units.mk: the `test-units` tier -- the systemd units and the sysusers file as
 # they are installed, checked by systemd's own tools.
 #

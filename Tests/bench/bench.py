@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
 
     bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] --out FILE.json

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The userland of a Debian guest of another release than this machine's, for the package's
 # VM tier (Tests/deb/systemd.sh --suite): a root made by mmdebstrap from this machine's
 # Debian mirror (Tests/vm/suite-sources.sh), holding apt and dpkg, systemd as PID 1 with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The guest half of Tests/deb/systemd.sh, run by systemd as a oneshot once the system is
 # up; every line goes to the serial console. @STAGE@ is the host directory with the
 # packages and actiond-testdev, seen through 9p under /host.

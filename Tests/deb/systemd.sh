@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-deb-systemd, test-deb-debian13: the Debian package under a real systemd (PID 1) in a
 # VM, the way an operator meets it: apt-get installs the previous build, a hold on a uinput
 # button performs the default control, actiond-mqtt installed beside it stays stopped

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`make bench-mqtt`: actiond-mqtt's figures on the host, printed, never asserted.
 
 - relay latency: actiond's `released` event time (CLOCK_MONOTONIC, from the daemon) to a

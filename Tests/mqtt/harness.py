@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Processes for the MQTT tier: Debian's mosquitto on loopback, a real actiond, the bridge,
 and a subscriber that records what a Home Assistant would see. Every wait has a deadline."""
 

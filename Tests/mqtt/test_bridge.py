@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The test-mqtt tier: actiond-mqtt against Debian's real mosquitto broker and a real actiond.
 
 Runs each scenario in its own temporary directory; prints one line per check; exits 1 at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches what the VM tier boots, into a cache that is reused across runs:
 #   - Debian's kernel (linux-image-amd64 resolved to its versioned package), unpacked,
 #     depmod'ed, with the vmlinux extracted from vmlinuz (PVH boot: ~2.5 s instead of ~6 s).

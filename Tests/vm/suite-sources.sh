@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes this machine's Debian apt sources (deb822, /etc/apt/sources.list.d/*.sources) with
 # every suite name swapped for SUITE's (bookworm-updates -> trixie-updates, ...), so a guest
 # of another Debian release comes from the same mirror this machine is allowed to reach.

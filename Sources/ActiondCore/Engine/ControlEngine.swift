@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The daemon's brain, with no I/O: button announcements from the recognizers become
 /// hints and performs; performs become intents to run; results become the resulting
 /// state; every change is announced. The Linux side feeds it inputs (key events,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who the bridge says it is in every discovery payload (`device` and `origin`).
 public struct BridgeIdentity: Hashable, Sendable {
   /// The device's identifier: `/etc/machine-id` unless configured (`homeAssistant.deviceId`).

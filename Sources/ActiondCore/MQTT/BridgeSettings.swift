@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// actiond-mqtt's settings: its configuration file (JSON5, like actiond's) with the command
 /// line on top. See docs/home-assistant.md, "Configuration".
 public struct BridgeSettings: Hashable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A token bucket over monotonic time: it holds at most `burst` tokens and refills at
 /// `perSecond`, so whatever spends from it averages at most `perSecond` over any long
 /// stretch, after an initial `burst`. Spending may take the level below zero (a read cannot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The protocol version this build speaks, sent in `hello` and `version`.
 ///
 /// It increases only for incompatible changes; adding fields, events, requests or

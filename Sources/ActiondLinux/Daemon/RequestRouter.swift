@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// The socket's requests, routed to the engine: the ``RequestHandler`` the control server

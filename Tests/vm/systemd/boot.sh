@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Host side of the systemd VM tiers (Tests/vm/systemd/run.sh, Tests/deb/systemd.sh), sourced
 # by both. Uses their $root (the initramfs tree, /init already written), $work, $cache and die.
 #

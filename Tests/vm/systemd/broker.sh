@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # broker.sh: the MQTT broker of the systemd VM tiers, sourced in the guest by
 # test-systemd (Tests/vm/systemd/run.sh) and test-deb-systemd (Tests/deb/systemd-guest.sh),
 # which copy it to /etc/actiond-vmtest-broker.sh. The caller defines fail MESSAGE.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-systemd: the installed units under a real systemd (PID 1) in a VM.
 #
 # The guest's root is a tmpfs holding this machine's /usr (9p, read-only: the
