@@ -9,7 +9,8 @@
 # payloads HA takes and payloads it rejects (Tests/mqtt/test_homeassistant.py). Its
 # name-resolution scenario runs the bridge under util-linux's unshare (a mount and a network
 # namespace of its own, resolv.conf and hosts bind-mounted over; not as root, in a user
-# namespace too).
+# namespace too). Its newer-daemon scenario runs the bridge against a scripted actiond in
+# the test (protocol.md, Versioning: unknown members and events).
 
 test-mqtt bench-mqtt: APT_PACKAGES += python3 mosquitto mosquitto-clients python3-paho-mqtt openssl util-linux
 TEST_TIERS += test-mqtt

@@ -6,6 +6,8 @@ Runs each scenario in its own temporary directory; prints one line per check; ex
 the first failure after printing the logs' tails. There are no input devices here: presses
 come from actiond's socket (`press` is a short press; a hold cannot be simulated over the
 socket, so the held / long-press path from a real key to MQTT is a VM scenario's job).
+The newer-daemon scenario puts a scripted actiond (FakeActiond) in place of the real one,
+writing as a newer daemon may (protocol.md, Versioning).
 """
 
 import argparse
@@ -13,8 +15,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -838,6 +842,244 @@ def fleet(bin_dir, work):
             p.kill()
 
 
+def with_new_members(value, depth=0):
+    """`value` as a newer actiond writes it (protocol.md, Versioning): members no version
+    knows added to every object at every depth, except inside a `configuration` (its
+    members are parameter values, not protocol members). As NewerDaemonTests does."""
+    if isinstance(value, dict):
+        out = {k: (v if k == "configuration" else with_new_members(v, depth + 1)) for k, v in value.items()}
+        out[f"newAtDepth{depth}"] = {"nested": {"deeper": [1, "two", None]}, "list": [True, 2.5]}
+        out[f"newString{depth}"] = "x"
+        return out
+    if isinstance(value, list):
+        return [with_new_members(v, depth + 1) for v in value]
+    return value
+
+
+def fake_control(kind, name, value, texts, hints):
+    return {"kind": kind, "displayName": name, "type": "toggle", "configuration": {}, "value": value,
+            "valueText": texts[value], "symbol": "timer", "tint": "orange", "hint": hints[value],
+            "configured": True, "available": True, "performing": False}
+
+
+class FakeActiond:
+    """A scripted actiond on a Unix socket, from docs/protocol.md's examples: a hello, the
+    replies to the requests actiond-mqtt sends (subscribe, status, list, perform), a
+    `state` event after a perform, and the events the test pushes. With `newer`, it writes
+    as a newer daemon may (protocol.md, Versioning): every message with members no version
+    knows at every depth, a `hints` entry of a gesture no version knows, and an event no
+    version knows after the hello, before every reply and between pushed events."""
+
+    UNKNOWN = {"type": "event", "event": "squeezed", "button": "action", "kind": "org.example.timer",
+               "pressure": {"newtons": 3.5, "samples": [1, 2, {"x": None}]}, "fresh": True}
+
+    def __init__(self, path, newer):
+        self.path = path
+        self.newer = newer
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests = []
+        self.subscribers = []
+        self.unknown_sent = 0
+        self.controls = {
+            "org.example.timer": fake_control("org.example.timer", "Work Timer", False, {False: "Stopped", True: "Running"},
+                                              {False: "Hold to Start", True: "Hold to Stop"}),
+            "org.example.mute": fake_control("org.example.mute", "Mute", False, {False: "Sound On", True: "Muted"},
+                                             {False: "Hold to Mute", True: "Hold to Unmute"}),
+        }
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def button(self):
+        return {"name": "action", "key": "KEY_PROG1", "bound": True, "devices": ["/dev/input/event3"],
+                "holdThresholdMs": 600, "doublePressWindowMs": 300, "longHoldThresholdMs": 3000,
+                "control": self.controls["org.example.timer"], "momentary": False,
+                "doublePress": self.controls["org.example.mute"], "longHold": None}
+
+    def _write(self, conn, message, unknown_first=True):
+        data = b""
+        if self.newer and unknown_first:
+            data += (json.dumps(dict(self.UNKNOWN, event=f"squeezed-{self.unknown_sent}")) + "\n").encode()
+            self.unknown_sent += 1
+        data += (json.dumps(with_new_members(message) if self.newer else message) + "\n").encode()
+        conn.sendall(data)
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.connections += 1
+                hello = {"type": "hello", "protocol": 1, "daemon": "0.1.0",
+                         "client": {"uid": os.getuid(), "gid": os.getgid(), "pid": 4242, "control": True},
+                         "buttons": [self.button()]}
+                self._write(conn, hello, unknown_first=False)  # the hello comes first, always
+                if self.newer:
+                    conn.sendall((json.dumps(self.UNKNOWN) + "\n").encode())
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        for line in conn.makefile("rb"):
+            request = json.loads(line)
+            with self.lock:
+                self.requests.append(request)
+                self._answer(conn, request)
+
+    def _answer(self, conn, request):
+        name, rid = request.get("request"), request.get("id")
+        result = None
+        if name == "subscribe":
+            result = {"events": sorted(request.get("events", [])), "buttons": ["action"]}
+            self.subscribers.append(conn)
+        elif name == "status":
+            result = {"buttons": [self.button()]}
+        elif name == "list":
+            result = {"controls": list(self.controls.values())}
+        elif name == "perform" and request.get("kind") in self.controls:
+            c = self.controls[request["kind"]]
+            flipped = dict(c, value=not c["value"])
+            self.controls[c["kind"]] = flipped
+            self._push({"type": "event", "event": "state", "kind": c["kind"], "buttons": ["action"], "control": flipped})
+            result = {"control": flipped}
+        if result is None:
+            self._write(conn, {"type": "error", "id": rid, "code": "bad-request", "message": f"unexpected {name}"})
+        else:
+            self._write(conn, {"type": "reply", "id": rid, "request": name, "result": result})
+
+    def _push(self, event):
+        for conn in self.subscribers:
+            self._write(conn, event)
+
+    def push(self, events):
+        with self.lock:
+            for event in events:
+                if event.get("event") in ("state", "performed"):
+                    self.controls[event["kind"]] = event["control"]
+                self._push(event)
+
+    def received(self, name):
+        with self.lock:
+            return [r for r in self.requests if r.get("request") == name]
+
+    def close(self):
+        self.listener.close()
+
+
+def newer_daemon(bin_dir, work):
+    """protocol.md, Versioning, with the built actiond-mqtt: two bridges on one broker, one
+    against FakeActiond as actiond writes today, one against the same FakeActiond writing as
+    a newer daemon (members at every depth, unknown events before and between the known
+    ones). What Home Assistant sees must be the same, and the second bridge must read its
+    whole stream without a warning or a reconnect."""
+    broker = Broker(work)
+    broker.start()
+    sub = Subscriber(broker.port)
+    daemons, bridges = {}, {}
+    procs = [broker]
+    try:
+        for node in ("plain", "newer"):
+            daemons[node] = FakeActiond(os.path.join(work, f"{node}.sock"), newer=node == "newer")
+            bridges[node] = Bridge(bin_dir, work, f"bridge-{node}", [
+                "--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemons[node].path,
+                "--node-id", node, "--device-id", "dev-" + node]).start()
+            procs.append(bridges[node])
+
+        def normalized(node, since=0):
+            """The node's messages, as the other node's would read (timestamps left out: they
+            are the bridge's wall clock)."""
+            out = []
+            for topic, payload, _, _ in sub.since(since):
+                if topic not in (f"{PREFIX}/device/{node}/config",) and not topic.startswith(f"actiond/{node}/"):
+                    continue
+                if topic.endswith("/event"):
+                    payload = json.dumps({k: v for k, v in json.loads(payload).items() if k != "timestamp"})
+                out.append((topic.replace(node, "NODE"), payload.replace(node, "NODE")))
+            return out
+
+        def retained(node):
+            return {topic: payload for topic, payload in normalized(node)}
+
+        for node in daemons:
+            sub.wait_payload(f"actiond/{node}/daemon", "online")
+            sub.wait_payload(f"actiond/{node}/control/org_example_timer/state", "OFF")
+            topic = f"{PREFIX}/device/{node}/config"
+            wait_for(f"{node}'s discovery", lambda: sub.last(topic))
+            problems = check_device_discovery(topic, sub.last(topic))
+            assert not problems, f"{node}'s discovery problems:\n  " + "\n  ".join(problems)
+        cmps = json.loads(sub.last(f"{PREFIX}/device/newer/config"))["cmps"]
+        assert {"control_org_example_timer", "control_org_example_mute", "action_short_press",
+                "action_double_press", "action_assignment"} <= set(cmps), sorted(cmps)
+        assert retained("newer") == retained("plain"), \
+            f"newer:\n{json.dumps(retained('newer'), indent=1)}\nplain:\n{json.dumps(retained('plain'), indent=1)}"
+        assert daemons["newer"].unknown_sent == 3, daemons["newer"].unknown_sent
+        ok(f"discovery ({len(cmps)} components, HA's checker) and every state as with today's daemon, through "
+           f"{daemons['newer'].unknown_sent + 1} unknown events and members at every depth")
+
+        timer = daemons["plain"].controls["org.example.timer"]
+        mute = daemons["plain"].controls["org.example.mute"]
+        running = dict(timer, value=True, valueText="Running", hint="Hold to Stop")
+        muted = dict(mute, value=True, valueText="Muted", hint="Hold to Unmute")
+        hints = [{"gesture": "hold", "kind": "org.example.timer", "hint": "Hold to Start"},
+                 {"gesture": "doublePress", "kind": "org.example.mute", "hint": "Press twice to Mute"}]
+        events = [
+            {"type": "event", "event": "released", "button": "action", "kind": "org.example.timer",
+             "hint": "Hold to Start", "hints": hints, "time": 5180000, "durationMs": 180},
+            {"type": "event", "event": "held", "button": "action", "kind": "org.example.timer", "time": 5600000},
+            {"type": "event", "event": "performed", "kind": "org.example.timer", "button": "action", "source": "button",
+             "gesture": "hold", "value": True, "valueText": "Running", "control": running},
+            {"type": "event", "event": "released-after-hold", "button": "action", "kind": "org.example.timer",
+             "time": 5900000, "durationMs": 900, "longHeld": False},
+            {"type": "event", "event": "double-pressed", "button": "action", "kind": "org.example.mute",
+             "time": 6400000, "gapMs": 220},
+            {"type": "event", "event": "assigned", "button": "action", "gesture": "hold", "kind": "org.example.mute",
+             "momentary": False, "control": mute},
+            {"type": "event", "event": "state", "kind": "org.example.mute", "buttons": ["action"], "control": muted},
+        ]
+        newer_events = [dict(e, hints=e["hints"] + [{"gesture": "squeeze", "kind": "org.example.mute",
+                                                     "hint": "Squeeze to Mute"}]) if "hints" in e else e
+                        for e in events]
+        mark = sub.mark()
+        daemons["plain"].push(events)
+        daemons["newer"].push(newer_events)
+        for node in daemons:
+            # The last event's effect: every event before it has been handled (one connection, in order).
+            sub.wait_payload(f"actiond/{node}/control/org_example_mute/state", "ON", since=mark)
+        got, expected = normalized("newer", mark), normalized("plain", mark)
+        assert got == expected, f"newer:\n{json.dumps(got, indent=1)}\nplain:\n{json.dumps(expected, indent=1)}"
+        gestures = [json.loads(p)["event_type"] for t, p in got if t == "actiond/NODE/button/action/event"]
+        assert gestures == ["short_press", "long_press", "long_release", "double_press"], got
+        published = dict(got)
+        assert published["actiond/NODE/control/org_example_timer/state"] == "ON", got
+        assert published["actiond/NODE/button/action/assignment"] == "Mute", got
+        ok("known events after unknown ones are bridged as from today's daemon: 4 gestures, 2 state changes, "
+           "an assignment (a hint of an unknown gesture left out)")
+
+        mark = sub.mark()
+        sub.publish("actiond/newer/control/org_example_timer/set", "OFF")
+        sub.wait_payload("actiond/newer/control/org_example_timer/state", "OFF", since=mark)
+        performs = daemons["newer"].received("perform")
+        assert [r.get("kind") for r in performs] == ["org.example.timer"], performs
+        ok("a command from MQTT reaches the newer daemon as a perform request, its reply and state event bridged")
+
+        for node, bridge in bridges.items():
+            text = bridge.process.text()
+            for word in ("daemon-unreadable", "daemon-lost", "unreadable"):
+                assert word not in text, f"{node}'s bridge logged {word}:\n" + "\n".join(bridge.process.lines(word))
+            assert daemons[node].connections == 1, f"{node}: {daemons[node].connections} connections to the socket"
+            assert len(daemons[node].received("subscribe")) == 1, daemons[node].requests
+        ok("the bridge stayed connected: one connection, one subscribe, no daemon-unreadable or daemon-lost")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
+        for d in daemons.values():
+            d.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -847,7 +1089,7 @@ def main():
     scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery),
                  ("queued", queued), ("tls-password", tls_password), ("cleanup", cleanup),
                  ("fleet", fleet), ("network-cut", network_cut),
-                 ("name-resolution", name_resolution)]
+                 ("name-resolution", name_resolution), ("newer-daemon", newer_daemon)]
     for name, scenario in scenarios:
         if args.only and name not in args.only:
             continue
