@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # actiond — build, run, test, bench, install.
 #
 # The two set-up commands of the README:
@@ -106,8 +107,13 @@ test-unit: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)
 
+## lint: swift format's rules, and the licence named in every source file the way its
+## ecosystem expects (an SPDX-License-Identifier line; LICENSE holds the text).
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+	@missing=$$(git ls-files -- '*.swift' '*.c' '*.h' '*.sh' '*.py' '*.mk' Makefile 'systemd/*' 'udev-rules/*' \
+	  | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' || true); \
+	[ -z "$$missing" ] || { echo "lint: no SPDX-License-Identifier: Apache-2.0 line in:" $$missing; exit 1; }
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests

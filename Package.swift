@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+// SPDX-License-Identifier: Apache-2.0
 //
 // actiond: the iPhone Action button and iOS 18 Controls for any Linux key or GPIO button.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for actionctl(1). Button names and control kinds are asked from the
 # running daemon (quietly; nothing is completed when it cannot be reached).
 
@@ -56,8 +57,14 @@ _actionctl() {
 
   local position=$((cword - command_index))
   case $command in
-    status | press)
+    status)
       ((position == 1)) && COMPREPLY=($(compgen -W "$(_actionctl_query buttons)" -- "$cur")) ;;
+    press)
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--hold --double" -- "$cur"))
+      elif [[ ${words[cword - 1]} != --hold ]]; then
+        COMPREPLY=($(compgen -W "$(_actionctl_query buttons)" -- "$cur"))
+      fi ;;
     get | reload)
       ((position == 1)) && COMPREPLY=($(compgen -W "$(_actionctl_query kinds)" -- "$cur")) ;;
     assign)

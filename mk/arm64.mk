@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # arm64.mk: the arm64 packages, cross-built on this (amd64) machine, and the `test-arm64`
 # tier that runs them on Debian's arm64 kernel.
 #

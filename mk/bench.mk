@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Recognizer micro-benchmark on the host: events/s (median of runs) and heap
 # allocations per event in steady state. Prints numbers; asserts nothing.
 BENCH_TIERS += bench-core

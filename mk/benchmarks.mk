@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # benchmarks.mk: `make bench-peers` -- actiond measured side by side with the limits (a
 # minimal C reactor, timerfd, posix_spawn) and the peers (triggerhappy, a python-evdev
 # script) on the real evdev path in the VM, on an idle host and again with one host core
@@ -45,3 +46,14 @@ bench-abuse: deps
 	cc -O2 -Wall -Wextra -Werror -o .build/bench/benchtool Tests/bench/benchtool.c
 	python3 Tests/bench/bench.py abuse --actiond "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/actiond" \
 	  --tool .build/bench/benchtool --out .build/bench/abuse.json
+
+# bench-admission: only the fair-admission row on the host: another user's connect -> hello
+# (max, p99) while one user's 50 abusive clients storm the socket, beside the abusers' own
+# user's. Needs root for the other user (setpriv); about 30 s plus the build.
+.PHONY: bench-admission
+bench-admission: deps
+	$(SWIFT) build -c release --product actiond $(BUILD_FLAGS)
+	mkdir -p .build/bench
+	cc -O2 -Wall -Wextra -Werror -o .build/bench/benchtool Tests/bench/benchtool.c
+	python3 Tests/bench/bench.py admission --actiond "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/actiond" \
+	  --tool .build/bench/benchtool --out .build/bench/admission.json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # config: the key-name table of the configuration, generated from the kernel headers.
 #
 # make keycodes [HEADER=...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # deb.mk: `make deb`, the Debian package built by Debian's own tooling
 # (dpkg-buildpackage, debhelper compat 13) from debian/, and its tiers.
 #
@@ -5,13 +6,14 @@
 #                         (+ their -dbgsym, one .buildinfo, one .changes listing them all)
 #   make test-deb         build them, check their contents and maintainer scripts, lintian
 #   make test-deb-systemd apt-get install / upgrade / remove / purge under real systemd 252 in a VM
+#   make test-deb-debian13 the same on a Debian 13 guest (systemd 257), whatever this machine is
 #   make test-deb-fresh   apt install ./actiond_*.deb in a fresh Debian 12 root (root, network)
 #
 # The Swift toolchain comes from PATH (debian/README.source); everything else the
 # build needs is debian/control's Build-Depends, installed here by `make deps`.
 # dpkg-buildpackage needs no fakeroot: Rules-Requires-Root: no.
 
-deb test-deb test-deb-systemd test-deb-fresh: APT_PACKAGES += dpkg-dev debhelper build-essential lintian
+deb test-deb test-deb-systemd test-deb-debian13 test-deb-fresh: APT_PACKAGES += dpkg-dev debhelper build-essential lintian
 TEST_TIERS += test-deb
 
 DEB_DIR := .build/deb
@@ -24,7 +26,7 @@ DEB_ARCH = $(or $(CROSS_ARCH),$(shell dpkg-architecture -qDEB_HOST_ARCH))
 DEB_FILE = $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 
-.PHONY: deb test-deb test-deb-systemd test-deb-fresh
+.PHONY: deb test-deb test-deb-systemd test-deb-debian13 test-deb-fresh
 
 ## deb: the package, into .build/deb/ (not Debian's "..": that is outside the checkout).
 ## A cross build (CROSS_ARCH): --host-arch, and no check of Build-Depends against this
@@ -56,12 +58,36 @@ test-deb: deb
 ## unconfigured, failing once without its password file; configured: online, discovery,
 ## the hold's events through mosquitto in the guest; remove, purge); upgrade to a next
 ## build (made from a copy of this checkout with a newer version: a second full release
-## build, several minutes; DEB_NEXT=PATH.deb reuses one), remove, purge. Not in
-## TEST_TIERS: the guest alone takes about 3 minutes, the second build 5 more.
+## build, several minutes; DEB_NEXT=PATH.deb reuses one; DEB_NEXT=repack takes this package
+## repacked with a newer version, as test-deb-debian13 does), remove, purge. Not in
+## TEST_TIERS: the guest alone takes about 4 minutes, the second build 5 more; on this
+## machine's userland (Debian 12 here, 13 in CI's Debian 13 root).
 DEB_NEXT ?=
+# The guest's userland is this machine's /usr: its systemd, procps (the unit's ExecReload=
+# runs kill) and the guest's broker, mosquitto with its clients.
+test-deb-systemd: APT_PACKAGES += systemd procps mosquitto mosquitto-clients
 test-deb-systemd: deb
 	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
-	Tests/deb/systemd.sh $(DEB_FILE) $(DEB_NEXT)
+	Tests/deb/systemd.sh $(if $(filter repack,$(DEB_NEXT)),--next-from-previous $(DEB_FILE),$(DEB_FILE) $(DEB_NEXT))
+
+## test-deb-debian13: what test-deb-systemd does, in a Debian 13 (trixie) guest: the
+## package built here (on Debian 12 with glibc 2.36, or on Debian 13) installs, hotplugs,
+## performs a hold, runs actiond-mqtt, upgrades, is removed and purged under trixie's
+## systemd 257, udev, dpkg, apt and glibc 2.41, on trixie's kernel. The guest's / is a
+## trixie root made by mmdebstrap (Tests/deb/guest-root.sh; root needed), its kernel
+## trixie's linux-image (Tests/vm/fetch.sh --suite trixie): both cached in
+## Tests/vm/.cache/trixie (~0.3 GB; ~2 min to fetch and make once). The next version is this
+## package repacked with a newer version (systemd.sh's repack_next says what that proves
+## and what it cannot). About 4 minutes with the cache, most of it dpkg and the maintainer
+## scripts' systemctl and perl under TCG.
+## Its host tools: mmdebstrap makes the root; qemu, busybox-static, cpio and gzip the VM and
+## its initramfs; kmod's modprobe resolves the modules; xz and zstd unpack Debian 13's
+## xz-compressed modules and zstd-compressed kernel. The guest's mosquitto is the root's.
+TEST_TIERS += test-deb-debian13
+test-deb-debian13: APT_PACKAGES += mmdebstrap qemu-system-x86 busybox-static cpio gzip kmod xz-utils zstd
+test-deb-debian13: deb
+	$(SWIFT) build $(RELEASE_FLAGS) --product actiond-testdev
+	Tests/deb/systemd.sh --suite trixie --next-from-previous $(DEB_FILE)
 
 ## test-deb-fresh: apt install ./actiond_*.deb (then ./actiond-mqtt_*.deb) in a fresh Debian 12 root
 ## (Tests/deb/fresh-install.sh: mmdebstrap, root and the Debian mirror needed).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # install.mk: `make install` / `make uninstall` (PREFIX, DESTDIR), man pages,
 # and the `test-install` tier.
 #

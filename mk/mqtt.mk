@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mqtt.mk: actiond-mqtt, the MQTT / Home Assistant bridge.
 #
 # libmosquitto-dev and libssl-dev build the bridge (the Makefile's APT_PACKAGES). The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # notify.mk: the `test-notify` tier -- `actionctl watch --notify` on a real desktop
 # notification stack under Xvfb (Tests/notify/run.sh): dunst shows the press's hint and
 # then its result in one notification, checked on screenshots with tesseract's OCR and

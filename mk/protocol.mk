@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # protocol.mk: the socket protocol and actionctl.
 #
 # The server tests run actionctl under another uid with setpriv (util-linux) to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # units.mk: the `test-units` tier -- the systemd units and the sysusers file as
 # they are installed, checked by systemd's own tools.
 #
@@ -21,6 +22,8 @@
 # loopback with ip(8) (priority important too: not in a minimal root).
 # man-db: `systemd-analyze verify --man=yes` runs man; python3 runs test-activation.
 test-units test-activation test-systemd: APT_PACKAGES += systemd procps iproute2 man-db python3
+# test-systemd's guest runs mosquitto from this machine's /usr (the bridge's broker).
+test-systemd: APT_PACKAGES += mosquitto mosquitto-clients
 TEST_TIERS += test-units test-activation test-systemd
 
 # Measured 1.0 with systemd 252 (the unit's sandbox); 1.5 leaves room for a documented

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The VM test tier (Tests/vm): actiond on Debian's real kernel inside qemu (TCG), with uinput
 # devices, a QEMU USB keyboard driven over QMP, and Debian's udev. See Tests/vm/README.md.
 

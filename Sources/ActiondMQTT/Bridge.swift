@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
 import Glibc
@@ -29,7 +30,16 @@ public final class Bridge {
   private var snapshotButtons: [ButtonStatus]?
   private var snapshotControls: [ControlSnapshot]?
   /// Requests sent for commands: the control id whose perform is pending, if any.
-  private var commands: [RequestID: (what: String, control: String?)] = [:]
+  private var commands: [RequestID: (what: String, topic: String, control: String?)] = [:]
+  /// Fires when the oldest command held for actiond's snapshot has waited too long.
+  private var holdTimer: TimerID?
+  /// Commands waiting for the one on its way to actiond (``releasing``): those taken from the
+  /// model after actiond's snapshot and those that arrived while one was on its way. actiond
+  /// refuses a perform of a control still performing ("busy"), so each waits for the reply
+  /// to the one before it, in the order they were sent.
+  private var backlog: [HeldCommand] = []
+  /// The request of the command on its way to actiond, if any.
+  private var releasing: RequestID?
 
   /// What the bridge found about its host.
   public struct Host: Sendable {
@@ -89,12 +99,21 @@ public final class Bridge {
     for m in messages { mqtt.publish(m) }
   }
 
-  /// Discovery, every state, and actiond's availability (or only that it is offline).
-  private func publishAll() {
+  /// Discovery, the retained topics that describe nothing any more cleared, the states
+  /// (every one with `all`, else those that changed), and actiond's availability (or only
+  /// that it is offline).
+  private func publishAll(all: Bool) {
     guard mqtt.isConnected else { return }
     if model.ready {
       mqtt.publish(model.discovery())
-      publish(model.states())
+      let clears = model.takeClears()
+      if !clears.isEmpty {
+        logger.info(
+          "clearing \(clears.count) retained topic(s) of controls or buttons actiond no longer has: "
+            + clears.map(\.topic).joined(separator: ", "), event: "retained-cleanup")
+      }
+      publish(clears)
+      publish(model.publishStates(all: all))
     }
     mqtt.publish(model.daemonAvailability)
   }
@@ -124,6 +143,10 @@ public final class Bridge {
   private func daemonLost() {
     model.daemonLost()
     commands.removeAll()
+    releasing = nil
+    reportExpired(model.requeue(backlog))
+    backlog = []
+    scheduleHoldExpiry()
     statusRequest = nil
     listRequest = nil
     if mqtt.isConnected { mqtt.publish(model.daemonAvailability) }
@@ -145,6 +168,7 @@ public final class Bridge {
         if let control = command.control { model.finished(controlID: control) }
         if case .control(let c) = reply.result { publish(model.refresh(c)) }
         logger.info("\(command.what): done", event: "command-done")
+        if id == releasing { releaseNext() }
       }
     case .error(let id, let error):
       guard let id else {
@@ -159,7 +183,8 @@ public final class Bridge {
         logger.warning(
           "\(command.what) failed: \(error.message) (\(error.code.rawValue))", event: "command-failed")
         // Home Assistant shows what is, not what was asked for.
-        publish(model.states())
+        publish(model.restate(commandTopic: command.topic))
+        if id == releasing { releaseNext() }
       }
     case .event(let event):
       let update = model.apply(event, unixOffset: Self.unixOffsetMicroseconds())
@@ -180,7 +205,56 @@ public final class Bridge {
     model.load(buttons: buttons, controls: controls)
     logger.info(
       "actiond has \(buttons.count) button(s) and \(model.controls.count) control(s)", event: "snapshot")
-    publishAll()
+    // Only what changed: the broker still has the rest, retained (it is all published again
+    // whenever the bridge connects to it).
+    publishAll(all: false)
+    releaseHeld()
+  }
+
+  /// Performs the commands that waited for actiond's snapshot, in the order they came; those
+  /// that waited too long are reported.
+  private func releaseHeld() {
+    if let holdTimer { loop.cancel(holdTimer) }
+    holdTimer = nil
+    let (perform, expired) = model.takeHeld(at: loop.now())
+    reportExpired(expired)
+    if !perform.isEmpty {
+      logger.info("performing \(perform.count) command(s) that waited for actiond", event: "commands-released")
+    }
+    backlog += perform
+    releaseNext()
+  }
+
+  /// Carries out the backlog's commands until one is on its way to actiond.
+  private func releaseNext() {
+    releasing = nil
+    while releasing == nil, !backlog.isEmpty, model.ready {
+      let command = backlog.removeFirst()
+      if loop.now() - command.at >= BridgeModel.holdLimit {
+        reportExpired([command])
+        continue
+      }
+      releasing = handle(topic: command.topic, payload: command.payload)
+    }
+  }
+
+  private func reportExpired(_ expired: [HeldCommand]) {
+    for command in expired {
+      logger.warning(
+        "dropped a command on \(command.topic) \(JSONEncoding.quoted(String(decoding: command.payload, as: UTF8.self))): "
+          + "actiond was unreachable for \(BridgeModel.holdLimit.milliseconds / 1000) s after it came",
+        event: "command-expired")
+    }
+  }
+
+  /// Keeps a timer on the oldest held command's deadline.
+  private func scheduleHoldExpiry() {
+    guard holdTimer == nil, let deadline = model.heldDeadline else { return }
+    holdTimer = loop.schedule(at: deadline) { [unowned self] _ in
+      self.holdTimer = nil
+      self.reportExpired(self.model.expireHeld(at: self.loop.now()))
+      self.scheduleHoldExpiry()
+    }
   }
 
   /// The wall clock minus CLOCK_MONOTONIC, in microseconds: turns an event's monotonic
@@ -198,7 +272,10 @@ public final class Bridge {
   private func brokerConnected() {
     mqtt.publish(bridgeAvailability(true))
     mqtt.subscribe(model.topics.subscriptions)
-    publishAll()
+    // What a previous run left retained on the state topics (a control removed while the
+    // bridge was stopped): handed over at subscribe, the subscription dropped at its SUBACK.
+    mqtt.subscribeBriefly(model.topics.stateSubscriptions)
+    publishAll(all: true)
   }
 
   private func received(_ message: MQTTConnection.Received) {
@@ -211,6 +288,12 @@ public final class Bridge {
         logger.info("removing components a previous run published", event: "discovery-cleanup")
         mqtt.publish(model.discovery())
       }
+      return
+    }
+    if model.topics.isStateTopic(message.topic) {
+      // Retained: found at the brief subscription (a live echo of the bridge's own
+      // publication has no retain flag).
+      if message.retain { publish(model.noteRetained(topic: message.topic)) }
       return
     }
     if !model.topics.isHomeAssistantStatus(message.topic) {
@@ -226,28 +309,58 @@ public final class Bridge {
         return
       }
     }
-    switch model.command(topic: message.topic, payload: message.payload) {
-    case .request(let body, let control):
-      let what = "\(message.topic) \(JSONEncoding.quoted(String(decoding: message.payload, as: UTF8.self)))"
-      guard let id = daemon.send(body) else {
-        if let control { model.finished(controlID: control) }
-        reject(message.topic, "actiond is unreachable")
+    if releasing != nil && !model.topics.isHomeAssistantStatus(message.topic) {
+      // Behind the commands that waited for actiond, in the order they came.
+      guard backlog.count < BridgeModel.maxHeld else {
+        reject(message.topic, "\(BridgeModel.maxHeld) commands already wait for actiond")
         return
       }
+      backlog.append(HeldCommand(topic: message.topic, payload: message.payload, at: now))
+      return
+    }
+    // One command at a time on its way to actiond, the next when it has answered: a burst
+    // (the broker's queue handed over once the snapshot is already in, or Home Assistant
+    // sending ON and OFF quickly) would otherwise meet actiond's "still performing".
+    releasing = handle(topic: message.topic, payload: message.payload)
+  }
+
+  /// Carries out one command (or Home Assistant's status), received now or held until
+  /// actiond's snapshot came.
+  /// Returns the request sent to actiond, if one was.
+  @discardableResult
+  private func handle(topic: String, payload: [UInt8]) -> RequestID? {
+    switch model.command(topic: topic, payload: payload, at: loop.now()) {
+    case .request(let body, let control):
+      let what = "\(topic) \(JSONEncoding.quoted(String(decoding: payload, as: UTF8.self)))"
+      guard let id = daemon.send(body) else {
+        if let control { model.finished(controlID: control) }
+        reject(topic, "actiond is unreachable")
+        publish(model.restate(commandTopic: topic))
+        return nil
+      }
       logger.info("command \(what)", event: "command")
-      commands[id] = (what, control)
+      commands[id] = (what, topic, control)
+      return id
     case .alreadyThere(let messages):
       publish(messages)
     case .republishAll:
       logger.info("Home Assistant is online: publishing discovery and states", event: "republish")
-      publishAll()
+      publishAll(all: true)
     case .ignored:
       break
+    case .held:
+      logger.info(
+        "holding the command on \(topic) until actiond's snapshot is in (\(model.heldCount) waiting)",
+        event: "command-held")
+      scheduleHoldExpiry()
     case .malformed(let reason):
-      reject(message.topic, reason)
+      reject(topic, reason)
     case .refused(let reason):
-      reject(message.topic, reason)
+      reject(topic, reason)
+      // Answered on its state too: Home Assistant shows what is, not what was asked for.
+      publish(model.restate(commandTopic: topic))
     }
+    return nil
   }
 
   /// Logs a dropped command, at most once per topic a minute (with how many were dropped since).

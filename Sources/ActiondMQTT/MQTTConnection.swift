@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
 import CActiondShim
@@ -95,6 +96,10 @@ final class MQTTConnection {
       }
     }
     try check(mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")
+    // Without it Nagle holds a command's PUBACK or a state's small PUBLISH until the
+    // broker's delayed ACK (~40 ms on Linux loopback): publish → state took p50 40 ms.
+    // libmosquitto sets it on every socket it makes (1.6 and later; Debian 12 has 2.0.11).
+    try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
     try check(
       mosquitto_will_set(m, willTopic, Int32(BridgeModel.offline.utf8.count), BridgeModel.offline, 1, true),
       "last will")
@@ -118,6 +123,10 @@ final class MQTTConnection {
       guard level == MOSQ_LOG_ERR, let object, let text else { return }
       Unmanaged<MQTTConnection>.fromOpaque(object).takeUnretainedValue().logger.warning(
         "libmosquitto: \(String(cString: text))", event: "mqtt-library-error")
+    }
+    mosquitto_subscribe_callback_set(m) { _, object, mid, _, _ in
+      guard let object else { return }
+      Unmanaged<MQTTConnection>.fromOpaque(object).takeUnretainedValue().subscribed(mid)
     }
     mosquitto_message_callback_set(m) { _, object, message in
       guard let object, let message else { return }
@@ -298,8 +307,10 @@ final class MQTTConnection {
       return
     }
     isConnected = true
+    brief = [:]
     backoff.reset()
     logger.notice("connected to the broker \(settings.host):\(settings.effectivePort)", event: "mqtt-connected")
+    logger.debug("broker socket: TCP_NODELAY \(noDelay().map { $0 ? "on" : "off" } ?? "unknown")", event: "mqtt-socket")
     onConnected()
   }
 
@@ -344,6 +355,46 @@ final class MQTTConnection {
       }
     }
     sync()
+  }
+
+  /// Subscribes to `topics` (QoS 0) only for the retained messages the broker hands over at
+  /// subscribe, and unsubscribes as soon as the SUBACK is in: the broker queues those
+  /// retained messages before the SUBACK, so they all arrive, and the bridge's own later
+  /// publications on these topics are not echoed back to it for the rest of the session.
+  func subscribeBriefly(_ topics: [String]) {
+    for topic in topics {
+      var mid: Int32 = 0
+      let rc = mosquitto_subscribe(mosq, &mid, topic, 0)
+      if rc == MOSQ_ERR_SUCCESS.rawValue {
+        brief[mid] = topic
+      } else {
+        logger.warning("subscribe to \(topic) failed: \(Self.describe(rc))", event: "mqtt-subscribe-failed")
+      }
+    }
+    sync()
+  }
+
+  /// Subscriptions made by ``subscribeBriefly(_:)`` whose SUBACK has not come, by packet id.
+  private var brief: [Int32: String] = [:]
+
+  private func subscribed(_ mid: Int32) {
+    guard let topic = brief.removeValue(forKey: mid) else { return }
+    let rc = mosquitto_unsubscribe(mosq, nil, topic)
+    if rc != MOSQ_ERR_SUCCESS.rawValue {
+      logger.warning("unsubscribe from \(topic) failed: \(Self.describe(rc))", event: "mqtt-subscribe-failed")
+    }
+    // Called from within libmosquitto's read: ready() syncs the watch afterwards.
+  }
+
+  /// Whether the broker socket has TCP_NODELAY, read back from the socket itself (the
+  /// bridge's diagnostics; Tests/mqtt checks it), nil without a socket.
+  func noDelay() -> Bool? {
+    let fd = mosquitto_socket(mosq)
+    guard fd >= 0 else { return nil }
+    var value: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &value, &length) == 0 else { return nil }
+    return value != 0
   }
 
   /// Publishes `last` (the bridge's `offline`), disconnects cleanly and gives the queued

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interposes the C allocator to count allocations (see include/alloc_counter.h).
 #include "alloc_counter.h"
 

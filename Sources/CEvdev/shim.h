@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <libevdev/libevdev.h>
 #include <libevdev/libevdev-uinput.h>
 #include <linux/uinput.h>

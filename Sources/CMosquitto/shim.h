@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <mosquitto.h>
 #include <openssl/ssl.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // actiond-bench: throughput and heap allocations of the press/hold recognizer on
 // the host. A benchmark, not a test: it measures and prints, it asserts nothing
 // about speed. `make bench-core` builds it in release mode and runs it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // actiond-input-probe: what actiond's input layer sees, without the daemon.
 //
 //   actiond-input-probe [--config FILE] [--list]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // actiond-mqtt: reads its command line and configuration, then hands over to the bridge.
 import ActiondCore
 import ActiondLinux

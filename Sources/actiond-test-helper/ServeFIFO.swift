@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `actiond-test-helper serve-fifo CONFIG FIFO`: the daemon itself (engine, loop, socket
 // server, process runner: everything `actiond` runs) with its button read from a FIFO of
 // kernel `struct input_event` records instead of an evdev device. For make bench's host

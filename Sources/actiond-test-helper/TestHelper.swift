@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child-process fixtures for the ActiondLinux tests. Not installed.
 //
 //   actiond-test-helper write-state DIR FIRST

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // actiond-testdev: creates uinput input devices and presses their keys with exact timing, and
 // reads input devices printing kernel timestamps. It exists for the VM test tier (Tests/vm),
 // where the guest kernel has uinput; the development machine's kernel does not.

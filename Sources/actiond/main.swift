@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // actiond: parses the command line and hands over to the library; nothing else.
 import ActiondCore
 import ActiondLinux

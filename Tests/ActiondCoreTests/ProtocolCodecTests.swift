@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Testing
 
 @testable import ActiondCore
@@ -145,6 +146,12 @@ import Testing
       try request(#"{"request":"perform","kind":"k","configuration":{}}"#).body
         == .perform(.control(kind: "k", configuration: [:])))
     #expect(try request(#"{"request":"press","button":"action"}"#).body == .press(button: "action"))
+    let hold = try request(#"{"request":"press","button":"action","holdMs":700}"#)
+    #expect(hold.body == .press(button: "action", .hold(.milliseconds(700))))
+    let double = try request(#"{"request":"press","button":"action","double":true}"#)
+    #expect(double.body == .press(button: "action", .double))
+    let notDouble = try request(#"{"request":"press","button":"action","double":false}"#)
+    #expect(notDouble.body == .press(button: "action"))
     #expect(try request(#"{"request":"reload"}"#).body == .reload(kind: nil))
     #expect(try request(#"{"request":"reload","kind":"k"}"#).body == .reload(kind: "k"))
     #expect(try request(#"{"request":"subscribe"}"#).body == .subscribe(.all))
@@ -164,7 +171,9 @@ import Testing
       .status(button: nil), .status(button: "x"), .list, .get(kind: "k"),
       .assign(button: "b", kind: "k", configuration: ["p": 1]),
       .set(kind: "k", value: false, configuration: ["p": "v"]), .perform(.button(nil)), .perform(.button("b")),
-      .perform(.control(kind: "k", configuration: nil)), .press(button: "b"), .reload(kind: nil), .reload(kind: "k"),
+      .perform(.control(kind: "k", configuration: nil)), .press(button: "b"),
+      .press(button: "b", .hold(.milliseconds(700))), .press(button: "b", .double), .reload(kind: nil),
+      .reload(kind: "k"),
       .subscribe(SubscriptionFilter(events: [.state], buttons: nil, kinds: ["k"])), .unsubscribe, .devices,
       .register(kinds: ["k"]), .ping, .version,
     ]
@@ -223,6 +232,22 @@ import Testing
       (
         #"{"id":6,"request":"assign","button":"b","kind":"k","configuration":[]}"#, .badRequest,
         #"field "configuration" of request "assign" must be an object, got array"#, .integer(6)
+      ),
+      (
+        #"{"id":8,"request":"press","button":"b","holdMs":700,"double":true}"#, .badRequest,
+        #"request "press" takes either "holdMs" or "double", not both"#, .integer(8)
+      ),
+      (
+        #"{"id":8,"request":"press","button":"b","holdMs":-1}"#, .badRequest,
+        #"field "holdMs" of request "press" must be 0...120000 (milliseconds), got -1"#, .integer(8)
+      ),
+      (
+        #"{"id":8,"request":"press","button":"b","holdMs":120001}"#, .badRequest,
+        #"field "holdMs" of request "press" must be 0...120000 (milliseconds), got 120001"#, .integer(8)
+      ),
+      (
+        #"{"id":8,"request":"press","button":"b","holdMs":1.5}"#, .badRequest,
+        #"field "holdMs" of request "press" must be an integer, got number"#, .integer(8)
       ),
       (
         #"{"id":7,"request":"register","kinds":[]}"#, .badRequest,

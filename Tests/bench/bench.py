@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
 
     bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] --out FILE.json
@@ -13,6 +14,9 @@
         a well-behaved client's `status` round trips idle and while 50 abusive clients
         (garbage, 10 MB lines, connect storms, slow readers) hammer the socket, and the
         daemon's CPU time meanwhile (also part of `host`)
+    bench.py admission --actiond BIN --tool BIN --out FILE.json
+        another user's connect -> hello (and the abusers' own user's) while 50 abusive
+        clients of one user hammer the socket (also part of `host`; root for setpriv)
     bench.py vm --serial LOG --hold-ms MS --out FILE.json [--vm-info F] [--load WHAT --host-load L]
         parses the bench scenarios' sample files out of the VM's serial log (--load: what kept
         the host busy during that boot, for the loaded one)
@@ -178,6 +182,80 @@ def socket_abuse(actiond, tool, work, clients=50, requests=2000):
         stop_daemon(proc)
 
 
+# Connect -> hello, measured by a probe run as a given user: `n` connections `gap` seconds
+# apart, each timed from before connect(2) to the hello's newline.
+HELLO_PROBE = r"""
+import socket, sys, time
+path, n, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+for _ in range(n):
+    t0 = time.monotonic_ns()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    buf = b""
+    while b"\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    print("hello", time.monotonic_ns() - t0, int(buf.startswith(b'{"type":"hello"')), flush=True)
+    s.close()
+    time.sleep(gap)
+"""
+
+
+def admission(actiond, tool, work, clients=50, other_samples=30, same_samples=5):
+    """Fair admission per user (issue 30 item 5): while `clients` abusers (this user: garbage,
+    10 MB lines, connect storms, live reconnections) hammer the socket, a fresh client's
+    connect -> hello, run as another user (uid 65534, through setpriv; needs root) and as the
+    abusers' own user. The accept rate is per uid, so only the second waits behind the storm."""
+    d = os.path.join(work, "admission")
+    os.makedirs(d, exist_ok=True)
+    path = write_config(d, 10, max_clients=64)
+    proc, sock = start_daemon(actiond, path, d)
+    # The other user must reach the socket: the directories and the socket open to all.
+    for p in (work, d):
+        os.chmod(p, 0o755)
+    os.chmod(sock, 0o666)
+    other = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else None
+    try:
+        def probe(prefix, n, must_greet=True):
+            """(connect -> hello times, connections refused instead) of `n` probes."""
+            out = run(prefix + [sys.executable, "-c", HELLO_PROBE, sock, str(n), "0.1"])
+            rows = [line.split() for line in out.splitlines() if line.startswith("hello ")]
+            if must_greet and not all(r[2] == "1" for r in rows):
+                sys.exit(f"bench: a probe connection got no hello:\n{out}")
+            return [int(r[1]) for r in rows if r[2] == "1"], sum(r[2] != "1" for r in rows)
+        idle, _ = probe(other or [], other_samples)
+        print(f"bench: connect -> hello under {clients} abusive clients, another user and the same user", flush=True)
+        abuser = subprocess.Popen([tool, "abuse", sock, str(clients), "600"], stdout=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1.0)  # let every abuser connect before measuring
+            abused_other, _ = probe(other, other_samples) if other else ([], 0)
+            # The abusers' own user: greeted behind its storm, or refused (too-many-clients)
+            # while that user's waiting connections are at their bound.
+            abused_same, refused_same = probe([], same_samples, must_greet=False)
+        finally:
+            abuser.send_signal(signal.SIGTERM)
+            abuser.wait(10)
+        return {"clients": clients, "otherUser": other is not None, "idle": summary(idle),
+                "otherUserAbused": summary(abused_other), "sameUserAbused": summary(abused_same),
+                "sameUserRefused": refused_same, "sameUserProbes": same_samples}
+    finally:
+        stop_daemon(proc)
+
+
+def admission_line(a):
+    """The docs/benchmarks.md sentence and the printed row for `admission`'s figures."""
+    o, s = a["otherUserAbused"], a["sameUserAbused"]
+    other = (f"another user's connect → hello is p50 {ms(o['p50'])} ms, p99 {ms(o['p99'])} ms, max {ms(o['max'])} ms "
+             f"({o['n']} connections; idle p99 {ms(a['idle']['p99'])} ms; goal: max < 500 ms)"
+             if o.get("n") else "another user's connect → hello was not measured (not run as root)")
+    return (f"Connection storm, fair admission per user: while {a['clients']} clients of one user abuse the socket, "
+            f"{other}; the abusers' own user waits behind its storm: of {a['sameUserProbes']} connections "
+            f"{a['sameUserRefused']} were refused (too-many-clients: that user's waiting connections at their bound)"
+            + (f", the others greeted after p50 {ms(s['p50'])} ms, max {ms(s['max'])} ms." if s.get("n") else "."))
+
+
 HOST_HOLD_MS = 100
 
 
@@ -319,6 +397,17 @@ def abuse(args):
           f"{ms(a['abused']['max'])} ms; daemon CPU {a['daemonCPUSeconds']:.1f} s in {a['wallSeconds']:.1f} s")
 
 
+def admission_only(args):
+    work = tempfile.mkdtemp(prefix="actiond-bench-")
+    try:
+        results = {"machine": machine(), "admission": admission(args.actiond, args.tool, work)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print(admission_line(results["admission"]))
+
+
 def commands_only(args):
     work = tempfile.mkdtemp(prefix="actiond-bench-")
     try:
@@ -390,6 +479,8 @@ def host(args):
 
         # A well-behaved client while 50 others abuse the socket (issue 13, item 14).
         results["abuse"] = socket_abuse(args.actiond, args.tool, work)
+        # Another user's new connection during one user's connection storm (issue 30, item 5).
+        results["admission"] = admission(args.actiond, args.tool, work)
 
         # Command start and `held` on the host's own CPU, against the C reactor (issues 13, 15).
         if args.helper:
@@ -1697,6 +1788,8 @@ def report(args):
             f"and never read (goal: p99 < 10 ms); the daemon used {a['daemonCPUSeconds']:.1f} s of CPU in "
             f"{a['wallSeconds']:.1f} s meanwhile.",
         ]
+    if "admission" in host:
+        lines += ["", admission_line(host["admission"])]
     lines += [
         "",
         "Under TCG the guest runs about 8× slower than the host, so absolute VM figures are inflated; "
@@ -1899,6 +1992,10 @@ def main():
     a.add_argument("--actiond", required=True)
     a.add_argument("--tool", required=True)
     a.add_argument("--out", required=True)
+    f = sub.add_parser("admission", help="another user's connect -> hello during one user's storm, alone")
+    f.add_argument("--actiond", required=True)
+    f.add_argument("--tool", required=True)
+    f.add_argument("--out", required=True)
     v = sub.add_parser("vm")
     v.add_argument("--serial", required=True)
     v.add_argument("--out", required=True)
@@ -1915,7 +2012,7 @@ def main():
     r.add_argument("--doc", required=True)
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
-    {"host": host, "abuse": abuse, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
+    {"host": host, "abuse": abuse, "admission": admission_only, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
      "report": report}[args.command](args)
 
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // benchmqtt: the MQTT subscriber of `make bench` (Tests/vm/bench/07-mqtt.sh), what a Home
 // Assistant would be, stamping receipt on the guest's CLOCK_MONOTONIC like `benchtool
 // subscribe`. Not part of benchtool: benchtool is static, and Debian ships libmosquitto as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // benchtool: the measuring side of `make bench` (Tests/bench/README.md). One static
 // binary so the VM guest needs no libraries for it. It measures and prints samples; it
 // judges nothing (the report does).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Everything of `make bench-peers` (mk/benchmarks.mk): release binaries, the host figures,
 # one VM boot with the bench scenarios on an otherwise idle host, a second boot of the same
 # scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md and

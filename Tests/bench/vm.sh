@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Boots the VM tier's kernel once with the bench scenarios (Tests/vm/bench/NN-*.sh) and the
 # release binaries (actiond-mqtt too, with Debian's mosquitto and benchmqtt from BENCHTOOL's
 # directory, for 07-mqtt), triggerhappy unpacked from Debian's package, and the host's /usr shared

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-deb-fresh: `apt install ./actiond_VERSION_ARCH.deb` in a brand-new Debian 12 root
 # (mmdebstrap --variant=apt: the essential packages and apt, no systemd, no udev, no
 # libevdev2), as on a machine that has never seen the project: apt must pull every

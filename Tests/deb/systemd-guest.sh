@@ -1,9 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The guest half of Tests/deb/systemd.sh, run by systemd as a oneshot once the system is
 # up; every line goes to the serial console. @STAGE@ is the host directory with the
 # packages and actiond-testdev, seen through 9p under /host.
 stage=/host@STAGE@
-say() { echo "SYSTEMD: $*"; }
+# Each line says when (seconds since the guest booted), to see where a slow run spends it.
+say() { echo "SYSTEMD: [$(cut -d" " -f1 /proc/uptime) s] $*"; }
 fail() {
   echo "SYSTEMD-FAIL: $*"
   systemctl --no-pager status actiond.socket actiond.service actiond-mqtt.service systemd-udevd.service 2>&1 | sed 's/^/  /'
@@ -21,7 +23,8 @@ wait_until() {
   done
 }
 status_has() { actionctl status 2>/dev/null | grep -q "$1"; }
-pv=$(cat $stage/previous-version) nv=$(cat $stage/next-version)
+pv=$(cat $stage/previous-version) nv=$(cat $stage/next-version) nbv=$(cat $stage/next-binary-version)
+say "guest: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r), systemd $(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'), dpkg $(dpkg-query -W -f='${Version}' dpkg), libc $(dpkg-query -W -f='${Version}' libc6 2>/dev/null || dpkg-query -W -f='${Version}' 'libc6:*')"
 systemctl is-active --quiet systemd-udevd.service || fail "systemd-udevd is not running"
 
 # 1. A button is already plugged in (the local rule marks it; nothing tags it yet) when
@@ -172,9 +175,17 @@ systemctl is-active --quiet actiond.service || fail "actiond.service is not runn
 npid=$(systemctl show -P MainPID actiond.service)
 [ "$npid" != "$pid" ] || fail "the upgrade did not restart actiond.service (pid $pid)"
 [ "$(systemctl show -P ActiveEnterTimestampMonotonic actiond.socket)" = "$sock_since" ] || fail "the upgrade restarted the socket"
-/usr/sbin/actiond --version | grep -qF "$nv" || fail "/usr/sbin/actiond is not $nv"
+/usr/sbin/actiond --version | grep -qF "$nbv" || fail "/usr/sbin/actiond is not $nbv: $(/usr/sbin/actiond --version)"
+# The restarted service runs the file the upgrade unpacked (a process still on the
+# replaced binary would show it "(deleted)"), every file is the next package's as its
+# md5sums say (only the edited conffile differs), and its changelog is the next one's.
+exe=$(readlink /proc/$npid/exe)
+[ "$exe" = /usr/sbin/actiond ] || fail "actiond.service runs '$exe' after the upgrade, not the unpacked /usr/sbin/actiond"
+dpkg --verify actiond >/tmp/verify.log 2>&1
+if grep -v ' c /etc/actiond/actiond.json$' /tmp/verify.log | grep -q .; then fail "dpkg --verify actiond after the upgrade: $(tr "\n" ";" </tmp/verify.log)"; fi
+zcat /usr/share/doc/actiond/changelog*.gz | head -1 | grep -qF "($nv)" || fail "the changelog is not $nv's: $(zcat /usr/share/doc/actiond/changelog*.gz | head -1)"
 status_has 'Work Timer.*Running' || fail "the state was lost in the upgrade: $(actionctl status 2>&1)"
-say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid), socket kept, Work Timer still Running"
+say "upgrade $pv -> $nv: edited conffile kept, service restarted (pid $pid -> $npid) on the unpacked binary ($(/usr/sbin/actiond --version)), files verified, socket kept, Work Timer still Running"
 
 # 7. Remove: units stopped, configuration (and state, user) kept; the operator's own
 #    drop-in too.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-deb: what `make deb` built, the packages actiond and actiond-mqtt. Each one's
 # exact file list (derived from the tree, so a new guide or example is expected without
 # editing this test) at Debian's paths, modes, /etc/actiond/actiond.json as the only

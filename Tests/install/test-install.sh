@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-install: `make install` into a temporary DESTDIR installs exactly the
 # expected files with the expected content, the binaries run without the Swift
 # toolchain's runtime, and `make uninstall` removes every one of them; an

@@ -1,10 +1,15 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`make bench-mqtt`: actiond-mqtt's figures on the host, printed, never asserted.
 
 - relay latency: actiond's `released` event time (CLOCK_MONOTONIC, from the daemon) to a
   paho subscriber's receipt of the bridge's `short_press` event through mosquitto on the
   loopback, over N short presses from actiond's `press` request (p50, p99, max). The same
   clock on both ends; the key-down → MQTT figure on a real key is the VM's to measure.
+- publish → state: a switch command (`ON`/`OFF` in turn, a store toggle) published by the
+  paho client (QoS 1) to its receipt of the new retained state through the bridge,
+  actiond and mosquitto: the round trip Home Assistant sees (p50, p99, max). Nagle on
+  the bridge's socket (before TCP_NODELAY) made it about 40 ms.
 - the idle bridge over a window: its voluntary context switches (each one a wake-up of
   its single thread: the keepalive timer and the ping's answer) and its RSS.
 """
@@ -64,6 +69,19 @@ def main():
         q = lambda p: samples[min(len(samples) - 1, int(len(samples) * p))]  # noqa: E731
         print(f"bench-mqtt: released → MQTT subscriber ({len(samples)} short presses): p50 {q(0.5) / 1000:.2f} ms, "
               f"p99 {q(0.99) / 1000:.2f} ms, max {samples[-1] / 1000:.2f} ms")
+        state = "actiond/b/control/org_test_timer/state"
+        trips = []
+        for i in range(args.n):
+            payload = b"ON" if i % 2 == 0 else b"OFF"
+            before = len(received)
+            sent = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+            sub.client.publish("actiond/b/control/org_test_timer/set", payload, qos=1)
+            got = wait_for("the state", lambda: [r for r in received[before:] if r[1] == state and r[2] == payload])
+            trips.append(got[0][0] - sent)
+        trips.sort()
+        t = lambda p: trips[min(len(trips) - 1, int(len(trips) * p))]  # noqa: E731
+        print(f"bench-mqtt: publish → state (switch command → its state, {len(trips)} commands): "
+              f"p50 {t(0.5) / 1000:.2f} ms, p99 {t(0.99) / 1000:.2f} ms, max {trips[-1] / 1000:.2f} ms")
         pid = bridge.process.proc.pid
         a = proc_status(pid)
         start = time.monotonic()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A scripted MQTT 3.1.1 server for what a real broker will not do on request: deliver a
 QoS 1 message again after a reconnect, with the same packet id (MQTT 3.1.1, 4.4).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Processes for the MQTT tier: Debian's mosquitto on loopback, a real actiond, the bridge,
 and a subscriber that records what a Home Assistant would see. Every wait has a deadline."""
 
@@ -242,6 +243,47 @@ class Subscriber:
     def stop(self):
         self.client.loop_stop()
         self.client.disconnect()
+
+
+def tcp_nodelay(pid, port):
+    """TCP_NODELAY of process `pid`'s TCP socket to 127.0.0.1:`port`, read with getsockopt on
+    a duplicate of it (pidfd_getfd, Linux 5.6; allowed on a child of this process). None
+    where the kernel or a sandbox refuses (then the bridge's own diagnostics say it)."""
+    import ctypes
+    inodes = {}
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{name}") as f:
+                for row in f.read().splitlines()[1:]:
+                    fields = row.split()
+                    if int(fields[2].split(":")[1], 16) == port:
+                        inodes[fields[9]] = True
+        except OSError:
+            pass
+    fd = None
+    for entry in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{entry}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            fd = int(entry)
+    if fd is None:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    SYS_pidfd_getfd = 438  # the same number on x86_64 and arm64
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+    try:
+        copy = libc.syscall(SYS_pidfd_getfd, pidfd, fd, 0)
+        if copy < 0:
+            return None
+        with socket.socket(fileno=copy) as s:
+            return bool(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+    finally:
+        os.close(pidfd)
 
 
 TLS_NAME = "mqtt-broker.test"

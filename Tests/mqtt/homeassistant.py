@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What Home Assistant does with a device discovery payload, written from its source code.
 
 No Home Assistant can run here (its releases with device-based discovery need Python 3.12+),

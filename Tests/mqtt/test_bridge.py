@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The test-mqtt tier: actiond-mqtt against Debian's real mosquitto broker and a real actiond.
 
 Runs each scenario in its own temporary directory; prints one line per check; exits 1 at
@@ -19,7 +20,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (DEADLINE, TLS_NAME, Actiond, Bridge, Broker, CutProxy, Subscriber, actiond_config,  # noqa: E402
-                     count_lines, dns_queries_waiting, isolated, make_pki, wait_for)
+                     count_lines, dns_queries_waiting, isolated, make_pki, tcp_nodelay, wait_for)
 from homeassistant import check_device_discovery  # noqa: E402
 import fakebroker  # noqa: E402
 
@@ -106,6 +107,28 @@ def single_node(bin_dir, work):
         assert count_lines(lamp_log) == 2
         ok("switch OFF performs once")
 
+        # One publication per state change: actiond announces the lamp's OFF three times
+        # (its `state` event, `performed`, the perform's reply). The timer's command after
+        # it is handled after all three (one connection to actiond, in order), so once its
+        # state is in, every publication of the lamp's change is too.
+        mark2 = sub.mark()
+        sub.publish(f"{base}/control/org_test_timer/set", "OFF")
+        sub.wait_payload(f"{base}/control/org_test_timer/state", "OFF", since=mark2)
+        lamp_states = sub.since(mark, f"{base}/control/org_test_lamp/state")
+        assert [m[1] for m in lamp_states] == ["OFF"], f"the lamp's OFF published as {lamp_states}"
+        assert not sub.since(mark, f"{base}/control/org_test_lamp/availability"), \
+            sub.since(mark, f"{base}/control/org_test_lamp/availability")
+        timer_states = sub.since(mark2, f"{base}/control/org_test_timer/state")
+        assert [m[1] for m in timer_states] == ["OFF"], f"the timer's OFF published as {timer_states}"
+        ok("each state change is published once (not once per announcement of it), availability not again")
+
+        # TCP_NODELAY on the broker socket (no Nagle delay on a command's answer): read
+        # from the socket itself where the kernel lets the test, and from the bridge's log.
+        assert bridge.process.lines("TCP_NODELAY on"), "\n".join(bridge.process.lines("mqtt-socket"))
+        nodelay = tcp_nodelay(bridge.process.proc.pid, broker.port)
+        assert nodelay in (True, None), nodelay
+        ok(f"the broker socket has TCP_NODELAY (bridge's getsockopt; the test's own: {nodelay})")
+
         # A button: PRESS performs each time.
         sub.publish(f"{base}/control/org_test_bell/set", "PRESS")
         wait_for("the bell", lambda: count_lines(bell_log) == 1)
@@ -180,8 +203,9 @@ def single_node(bin_dir, work):
         sub.wait_payload(f"{base}/daemon", "offline", since=mark)
         daemon.start()
         sub.wait_payload(f"{base}/daemon", "online", since=mark)
-        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
-        ok("actiond killed → daemon 'offline' (entities unavailable); restarted → 'online', states again")
+        # Its states did not change: the broker keeps them retained (not necessarily published again).
+        assert retained(broker.port, f"{base}/#", base)[f"{base}/control/org_test_lamp/state"] == "ON"
+        ok("actiond killed → daemon 'offline' (entities unavailable); restarted → 'online', states unchanged, kept")
 
         # Broker killed and restarted (no persistence: retained messages gone) → reconnect, re-publish.
         sub.stop()
@@ -243,6 +267,88 @@ def redelivery(bin_dir, work):
         bridge.kill()
         daemon.kill()
         fake.close()
+
+
+def queued(bin_dir, work):
+    """Commands Home Assistant sent while the bridge was away (QoS 1, kept by the broker for
+    the bridge's persistent session) are performed once each, in order, after the bridge
+    reconnects: held until actiond's snapshot is in, also when actiond comes back later
+    than the broker hands the queue over."""
+    broker = Broker(work)
+    broker.start()
+    config, _, _ = actiond_config(work)
+    order = os.path.join(work, "order.log")
+    lamp_file = os.path.join(work, "lamp")
+    for c in config["controls"]:
+        # One log of every intent run, in the order actiond ran them.
+        if c["kind"] == "org.test.lamp":
+            c["intent"]["argv"] = ["/bin/sh", "-c", f'echo "$ACTIOND_VALUE" > {lamp_file}; echo "lamp $ACTIOND_VALUE" >> {order}']
+        if c["kind"] == "org.test.bell":
+            c["intent"]["argv"] = ["/bin/sh", "-c", f"echo bell >> {order}"]
+    daemon = Actiond(bin_dir, work, config).start()
+    args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "q1",
+            "--device-id", "dev-q1"]
+    base = "actiond/q1"
+    bridge = Bridge(bin_dir, work, "bridge", args).start()
+    sub = Subscriber(broker.port)
+    procs = [bridge, daemon, broker]
+
+    def runs():
+        if not os.path.exists(order):
+            return []
+        with open(order) as f:
+            return f.read().splitlines()
+    try:
+        sub.wait_payload(f"{base}/daemon", "online")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "OFF")
+        commands = [("org_test_lamp", "ON"), ("org_test_bell", "PRESS"), ("org_test_lamp", "OFF"),
+                    ("org_test_bell", "PRESS"), ("org_test_lamp", "ON")]
+        expected = ["lamp 1", "bell", "lamp 0", "bell", "lamp 1"]
+
+        # 1. The bridge and actiond both away; the bridge back first, actiond a moment later.
+        mark = sub.mark()
+        bridge.kill(signal.SIGTERM)
+        sub.wait_payload(f"{base}/bridge", "offline", since=mark)
+        daemon.kill(signal.SIGTERM)
+        for control, payload in commands:
+            sub.publish(f"{base}/control/{control}/set", payload, qos=1)
+        bridge = Bridge(bin_dir, work, "bridge2", args).start()
+        procs[0] = bridge
+        sub.wait_payload(f"{base}/bridge", "online", since=mark)
+        wait_for("the commands held", lambda: len(bridge.process.lines("command-held")) == len(commands))
+        assert runs() == [], runs()
+        daemon.start()
+        wait_for("the held commands performed", lambda: len(runs()) >= len(expected))
+        # A live command after them: once it has run, nothing more of the queue can come.
+        sub.publish(f"{base}/control/org_test_bell/set", "PRESS")
+        wait_for("the live PRESS", lambda: len(runs()) >= len(expected) + 1)
+        assert runs() == expected + ["bell"], runs()
+        assert not bridge.process.lines("command-dropped"), bridge.process.lines("command-dropped")
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "ON", since=mark)
+        ok(f"{len(commands)} QoS 1 commands sent while the bridge and actiond were down: held until actiond's "
+           "snapshot, then each performed once, in order")
+
+        # 2. Only the bridge away: the broker hands the queue over at once on reconnect, before
+        # the bridge has actiond's snapshot.
+        mark = sub.mark()
+        bridge.kill(signal.SIGTERM)
+        sub.wait_payload(f"{base}/bridge", "offline", since=mark)
+        more = [("org_test_lamp", "OFF"), ("org_test_bell", "PRESS"), ("org_test_lamp", "ON")]
+        for control, payload in more:
+            sub.publish(f"{base}/control/{control}/set", payload, qos=1)
+        before = len(runs())
+        bridge = Bridge(bin_dir, work, "bridge3", args).start()
+        procs[0] = bridge
+        wait_for("the queued commands performed", lambda: len(runs()) >= before + len(more))
+        sub.publish(f"{base}/control/org_test_bell/set", "PRESS")
+        wait_for("the live PRESS", lambda: len(runs()) >= before + len(more) + 1)
+        assert runs()[before:] == ["lamp 0", "bell", "lamp 1", "bell"], runs()
+        assert not bridge.process.lines("command-dropped"), bridge.process.lines("command-dropped")
+        ok(f"{len(more)} QoS 1 commands queued while only the bridge was down: each performed once, in order")
+        sub.stop()
+    finally:
+        for p in procs:
+            p.kill()
 
 
 def tls_password(bin_dir, work):
@@ -384,10 +490,50 @@ def cleanup(bin_dir, work):
         for _, payload, _, _ in sub.since(mark, topic):
             assert not check_device_discovery(topic, payload)
         ok("components a previous run published and actiond no longer has are removed (sent once with only 'p')")
+
+        base = "actiond/n1"
+        sub.wait_payload(f"{base}/control/org_test_bell/availability", "", since=mark)
+        assert retained(broker.port, "actiond/n1/#", base) == {
+            f"{base}/bridge": "online", f"{base}/daemon": "online", f"{base}/button/action/assignment": "Timer",
+            f"{base}/control/org_test_timer/state": "OFF", f"{base}/control/org_test_timer/availability": "online",
+            f"{base}/control/org_test_lamp/state": "OFF", f"{base}/control/org_test_lamp/availability": "online",
+        }
+        ok("the retained availability of a control removed while the bridge was stopped is cleared on its start")
+
+        # A reload that removes a control while the bridge runs: its component, state and
+        # availability go, each once.
+        mark = sub.mark()
+        config["controls"] = [c for c in config["controls"] if c["kind"] != "org.test.lamp"]
+        with open(daemon.config_path, "w") as f:
+            json.dump(config, f)
+        daemon.process.proc.send_signal(signal.SIGHUP)  # a reload, not an end
+        wait_for("the lamp's removal", lambda: any(json.loads(p)["cmps"].get("control_org_test_lamp") == {"p": "switch"}
+                                                   for _, p, _, _ in sub.since(mark, topic)))
+        sub.wait_payload(f"{base}/control/org_test_lamp/state", "", since=mark)
+        sub.wait_payload(f"{base}/control/org_test_lamp/availability", "", since=mark)
+        assert retained(broker.port, "actiond/n1/#", base) == {
+            f"{base}/bridge": "online", f"{base}/daemon": "online", f"{base}/button/action/assignment": "Timer",
+            f"{base}/control/org_test_timer/state": "OFF", f"{base}/control/org_test_timer/availability": "online",
+        }
+        for t in (f"{base}/control/org_test_timer/state", f"{base}/control/org_test_timer/availability"):
+            assert not sub.since(mark, t), f"{t} published again on a reload that did not change it: {sub.since(mark, t)}"
+        ok("a control removed by a reload: its state and availability cleared (empty retained), the rest untouched")
         sub.stop()
     finally:
         for p in procs:
             p.kill()
+
+
+def retained(port, pattern, base):
+    """Every retained message under `pattern` as {topic: payload}: a fresh subscriber gets
+    them at subscribe, before a message published after its subscription (the marker)."""
+    late = Subscriber(port, topics=(pattern,), client_id=f"retained-{time.monotonic_ns()}")
+    marker = f"{base}/test-marker"
+    late.publish(marker, "end")
+    wait_for("the marker", lambda: late.all(marker))
+    got = {t: p for t, p, r, _ in late.all() if r}
+    late.stop()
+    return got
 
 
 def network_cut(bin_dir, work):
@@ -698,7 +844,8 @@ def main():
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
-    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery), ("tls-password", tls_password), ("cleanup", cleanup),
+    scenarios = [("single-node", single_node), ("late-start", late_start), ("redelivery", redelivery),
+                 ("queued", queued), ("tls-password", tls_password), ("cleanup", cleanup),
                  ("fleet", fleet), ("network-cut", network_cut),
                  ("name-resolution", name_resolution)]
     for name, scenario in scenarios:

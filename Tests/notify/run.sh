@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-notify: `actionctl watch --notify` on a real desktop notification stack. A private
 # D-Bus session bus (session.conf: nothing activated on demand), Xvfb on a display it
 # picks itself, dunst with Tests/notify/dunstrc, and the built actiond on a temporary

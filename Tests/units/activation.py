@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The contract actiond.service and actiond.socket rely on, checked against the
 built daemon without a running systemd.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches what the VM tier boots, into a cache that is reused across runs:
 #   - Debian's kernel (linux-image-amd64 resolved to its versioned package), unpacked,
 #     depmod'ed, with the vmlinux extracted from vmlinuz (PVH boot: ~2.5 s instead of ~6 s).
@@ -6,17 +7,52 @@
 #     libblkid, libcap and libselinux, which the initramfs builder takes from the host).
 # Once the cache is complete it is used as is (fast, offline, and the same kernel every run);
 # --refresh resolves the packages again and fetches newer versions if there are any.
-# Usage: fetch.sh CACHE_DIR [--refresh]
+# --suite SUITE takes them from that Debian suite instead of this machine's (e.g. trixie on a
+# Debian 12 machine, for a Debian 13 guest): this machine's Debian sources with the suite
+# names swapped, and a package index of their own in CACHE_DIR/apt (this machine's apt state
+# is not touched, and no root is needed).
+# Usage: fetch.sh CACHE_DIR [--refresh] [--suite SUITE]
 set -euo pipefail
 
-cache=${1:?usage: fetch.sh CACHE_DIR [--refresh]}
+usage="usage: fetch.sh CACHE_DIR [--refresh] [--suite SUITE]"
+cache=${1:?$usage}
+shift
+refresh=0 suite=
+while (($#)); do
+  case $1 in
+    --refresh) refresh=1 ;;
+    --suite) suite=${2:?$usage}; shift ;;
+    *) echo "$usage" >&2; exit 2 ;;
+  esac
+  shift
+done
 mkdir -p "$cache/debs"
 cache=$(cd "$cache" && pwd)
-if [[ ${2:-} != --refresh && -e $cache/kernel/.complete && -e $cache/udev/.complete ]]; then
+if ((refresh == 0)) && [[ -e $cache/kernel/.complete && -e $cache/udev/.complete ]]; then
   exit 0
 fi
 
 die() { echo "fetch.sh: $*" >&2; exit 1; }
+
+# apt's options for every apt-cache / apt-get call below: none for this machine's suite.
+apt_opts=()
+if [[ -n $suite ]]; then
+  "$(dirname "$0")/suite-sources.sh" "$suite" "$cache/apt/sources.list.d/debian.sources"
+  mkdir -p "$cache/apt/lists/partial" "$cache/apt/archives/partial"
+  touch "$cache/apt/status"
+  apt_opts=(
+    -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$cache/apt/sources.list.d"
+    -o Dir::State::Lists="$cache/apt/lists" -o Dir::State::status="$cache/apt/status"
+    -o Dir::Cache="$cache/apt" -o Debug::NoLocking=1 -o APT::Sandbox::User=root
+  )
+  if ((refresh == 1)) || ! ls "$cache/apt/lists/"*_Packages* >/dev/null 2>&1; then
+    echo "fetch.sh: updating the $suite package index" >&2
+    apt-get "${apt_opts[@]}" -q update >"$cache/apt/update.log" 2>&1 \
+      || { cat "$cache/apt/update.log" >&2; die "apt-get update ($suite) failed"; }
+  fi
+fi
+apt-cache() { command apt-cache "${apt_opts[@]}" "$@"; }
+apt-get() { command apt-get "${apt_opts[@]}" "$@"; }
 
 # A fresh machine (or container) may have no apt lists yet: update them once, when allowed.
 apt_updated=0
@@ -24,7 +60,7 @@ ensure_apt_lists() {
   local policy
   policy=$(apt-cache policy linux-image-amd64 udev 2>/dev/null || true)
   [[ $policy != *"Candidate: (none)"* && $policy == *"Candidate: "[0-9]* ]] && return 0
-  ((apt_updated == 0)) || return 0
+  ((apt_updated == 0)) && [[ -z $suite ]] || return 0
   apt_updated=1
   if [[ $(id -u) == 0 ]]; then
     echo "fetch.sh: apt lists are empty; running apt-get update" >&2
@@ -72,15 +108,23 @@ if [[ ! -e $kdir/.complete ]]; then
   deb=$(download "$kpkg")
   rm -rf "$kdir" && mkdir -p "$kdir"
   dpkg-deb -x "$deb" "$kdir/root"
+  # Debian 13's kernel package ships its modules under usr/lib (merged /usr): the /lib that
+  # depmod -b and modprobe -d look in is a link to it, as on the installed system.
+  [[ -e $kdir/root/lib || ! -d $kdir/root/usr/lib/modules ]] || ln -s usr/lib "$kdir/root/lib"
   # The .deb ships no modules.dep; modprobe (host's, for --show-depends, and busybox's in the guest) needs it.
   depmod -b "$kdir/root" "$kver"
   vmlinuz="$kdir/root/boot/vmlinuz-$kver"
   [[ -f $vmlinuz ]] || die "no $vmlinuz in $deb"
-  # The bzImage carries an xz-compressed vmlinux; booting that ELF directly (PVH) skips the
-  # real-mode setup and decompression under TCG.
-  offset=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -1 | cut -d: -f1)
-  [[ -n $offset ]] || die "no xz stream in $vmlinuz"
-  tail -c +$((offset + 1)) "$vmlinuz" | xz -dc 2>/dev/null >"$kdir/vmlinux" || true
+  # The bzImage carries a compressed vmlinux (xz in Debian 12's, zstd in Debian 13's); booting
+  # that ELF directly (PVH) skips the real-mode setup and decompression under TCG. The
+  # decompressor stops with an error at the data after the stream, which is not the kernel's.
+  for z in '\xfd7zXZ\x00 xz' '\x28\xb5\x2f\xfd zstd'; do
+    offset=$(LC_ALL=C grep -obUaP "${z% *}" "$vmlinuz" | head -1 | cut -d: -f1) || true
+    [[ -n $offset ]] && break
+  done
+  [[ -n $offset ]] || die "no xz or zstd stream in $vmlinuz"
+  command -v "${z#* }" >/dev/null || die "$vmlinuz is ${z#* }-compressed: needs the ${z#* } command"
+  tail -c +$((offset + 1)) "$vmlinuz" | "${z#* }" -dc 2>/dev/null >"$kdir/vmlinux" || true
   [[ $(head -c 4 "$kdir/vmlinux" | od -An -c | tr -d ' ') == '177ELF' ]] || die "extracted vmlinux is not an ELF file"
   echo "$kver" >"$kdir/version"
   touch "$kdir/.complete"

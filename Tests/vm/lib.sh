@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest helper library for VM scenarios: source it with `. "$VM_LIB"`.
 #
 # A scenario is a busybox sh script run by /init in its own session, with the current directory

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the initramfs the VM tier boots: busybox-static, the kernel modules the scenarios need
 # (with their dependencies), Debian's udev unpacked, the given binaries with every library
 # `ldd` resolves for them (the Swift runtime included), udev rules, the guest /init, lib.sh and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One guest connection of the VM's restricted user-mode network, relayed to a host port.
 
     netfwd.py HOST PORT

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A small QMP client (python3 stdlib only) for driving QEMU's input devices from the host.
 
 As a library (vmrun.py uses it):

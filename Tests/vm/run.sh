@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM test tier: proves actiond's behaviour on Debian's real kernel inside qemu (TCG).
 #
 #   Tests/vm/run.sh [--jobs N] [--no-build] [--keep] [SCENARIO...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Boots one VM of the VM test tier, serves the guest's requests to the host, and reports.
 
     vmrun.py --kernel VMLINUX --initrd INITRD --workdir DIR --expect NAME... [--timeout S] [--net]

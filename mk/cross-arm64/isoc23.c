@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Linked only into the arm64 cross build (scripts/cross-arm64), never into a native one.
 
    The cross build links trixie's Swift runtime (libswiftCore.a of swiftlang 6.0.3, compiled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The daemon's validated configuration: buttons, control definitions, assignments,
 /// socket and paths. Produced by `ConfigurationLoader.load(main:dropIns:)`; every value
 /// has been checked, every default applied, so consumers need no further validation.

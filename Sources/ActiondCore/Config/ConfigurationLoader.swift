@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns configuration text into a validated `Configuration`, or reports every problem.
 ///
 /// Pure: the caller reads the files (main file, then `controlsDirectory/*.json` sorted by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One configuration file's name and text, as read by the caller (the core does no file I/O).
 public struct ConfigurationSource: Hashable, Sendable {
   /// How messages name the file: a path (`/etc/actiond/actiond.json`) or a short name.

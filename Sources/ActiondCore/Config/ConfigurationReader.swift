@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Collects problems for one file and reads typed values out of its JSON, reporting
 /// (not throwing) every mismatch so that validation goes on and finds all problems.
 /// Each reader returns nil when the value is absent or wrong; the caller falls back to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension ConfigurationLoader {
   static let controlKeys = [
     "kind", "type", "displayName", "title", "description", "valueText", "symbol", "tint", "actionHint", "intent",

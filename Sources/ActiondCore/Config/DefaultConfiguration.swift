@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The configuration used when no main file exists, so a first run is useful: a
 /// store-backed "Work Timer" toggle (the seeds' productivity timer) on a button `action`
 /// bound to `KEY_PROG1` of any device the udev rules tag `actiond`.

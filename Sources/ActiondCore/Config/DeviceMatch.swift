@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which input devices a button lives on.
 ///
 /// Every rule that is given must hold (they are ANDed); a device matches when all do.

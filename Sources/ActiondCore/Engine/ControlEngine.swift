@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The daemon's brain, with no I/O: button announcements from the recognizers become
 /// hints and performs; performs become intents to run; results become the resulting
 /// state; every change is announced. The Linux side feeds it inputs (key events,
@@ -194,8 +195,14 @@ public final class ControlEngine {
 
   /// A key event from a device serving button `button` (index in `configuration.buttons`).
   public func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
-    guard button < recognizers.count, let out = recognizers.keyEvent(button: button, code: code, value: value, at: time)
-    else { return }
+    guard button < recognizers.count else { return }
+    if !virtualPresses.isEmpty, code == recognizers[button].keyCode,
+      realKeyTakesOver(button: button, value: value, at: time)
+    {
+      rearm()
+      return
+    }
+    guard let out = recognizers.keyEvent(button: button, code: code, value: value, at: time) else { return }
     handle(out, button: button)
     rearm()
   }
@@ -204,6 +211,7 @@ public final class ControlEngine {
   /// devices first, so a release stamped before the deadline is already known.
   public func deadlineReached(at now: MonotonicInstant) {
     armedDeadline = nil
+    runVirtualPresses(upTo: now)
     var outs: [(Int, PressRecognizer.Output)] = []
     recognizers.deadlineReached(at: now) { outs.append(($0, $1)) }
     for (button, out) in outs { handle(out, button: button) }
@@ -211,13 +219,18 @@ public final class ControlEngine {
   }
 
   /// The earliest recognizer deadline (what the timer should be armed for).
-  public var nextDeadline: MonotonicInstant? { recognizers.nextDeadline?.at }
+  public var nextDeadline: MonotonicInstant? {
+    let virtual = virtualPresses.values.compactMap { $0.edges.first?.at }.min()
+    guard let recognizer = recognizers.nextDeadline?.at else { return virtual }
+    return virtual.map { min($0, recognizer) } ?? recognizer
+  }
 
   /// A device serving `button` was opened; `keyDown` is the key's state at that moment
   /// (a key already down is not a press). Which device serves which button is the input
   /// layer's to know (`buttonStatus(_:devices:)` asks it); the engine only needs the key.
   public func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
@@ -226,6 +239,7 @@ public final class ControlEngine {
   /// its keys itself because it is going away: a pending hold is cancelled (`device-lost`).
   public func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.deviceLost(button: button, at: time), button: button)
     rearm()
   }
@@ -233,6 +247,7 @@ public final class ControlEngine {
   /// Events of the device serving `button` were dropped (SYN_DROPPED); the key is now `keyDown`.
   public func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
+    endVirtualPress(button: button, at: time)
     handle(recognizers.resynchronized(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
@@ -480,18 +495,101 @@ public final class ControlEngine {
       queued.instance, on: queued.on, button: queued.button, pressTime: queued.pressTime, definition: queued.definition)
   }
 
-  /// `press`: a simulated short press on `button`. Like a real one it performs nothing
-  /// and announces the hints (pressed, then released). False when there is no such button.
+  // MARK: - Virtual presses
+
+  /// The key edges a `press` request still has to deliver to a button's recognizer, in
+  /// time order (the first one may be due now). `isDown`: the virtual key is down.
+  struct VirtualKey {
+    var edges: [(down: Bool, at: MonotonicInstant)]
+    var isDown = false
+  }
+
+  /// Button name → its virtual press in progress (at most one per button).
+  private var virtualPresses: [String: VirtualKey] = [:]
+
+  /// Why a `press` could not start.
+  public enum VirtualPressRefusal: Error, Hashable, Sendable {
+    case unknownButton
+    /// The button's key is down (a real key, or another virtual press is in progress):
+    /// a second key-down would be no press at all.
+    case keyDown
+  }
+
+  /// `press`: a virtual press of `button`'s key, starting at `time`. Its key-down and
+  /// key-up go through the button's recognizer exactly as the kernel's would, so a short
+  /// press announces the hints, a hold performs at the threshold, a double press and a
+  /// long hold act, a momentary toggle is on while the virtual key is down. The key-up of
+  /// a hold is delivered by the engine's own timer at its absolute time, so nobody has to
+  /// wait for it. Returns when the virtual key goes up for the last time.
   @discardableResult
-  public func simulatePress(button: String, at time: MonotonicInstant) -> Bool {
-    guard let config = configuration.button(named: button) else { return false }
-    let kind = assignment(of: button, gesture: .hold)?.instance.kind
-    let hints = gestureHints(button: button)
-    let hint = joinedHint(hints, button: button)
-    announce(
-      .pressed(button: button, kind: kind, hint: hint, hints: hints, time: time, threshold: config.holdThreshold))
-    announce(.released(button: button, kind: kind, hint: hint, hints: hints, time: time, duration: .zero))
-    return true
+  public func simulatePress(
+    button: String, _ press: VirtualPress = .short, at time: MonotonicInstant
+  ) -> Result<MonotonicInstant, VirtualPressRefusal> {
+    guard let index = configuration.buttons.firstIndex(where: { $0.name == button }), index < recognizers.count
+    else { return .failure(.unknownButton) }
+    guard virtualPresses[button] == nil, !recognizers[index].recognizer.isDown else { return .failure(.keyDown) }
+    let edges: [(down: Bool, at: MonotonicInstant)]
+    switch press {
+    case .short: edges = [(true, time), (false, time)]
+    case .hold(let span): edges = [(true, time), (false, time + span)]
+    case .double:
+      // The second key-down as soon as the first release is no longer chatter: inside
+      // every valid window (the window is longer than the debounce).
+      let second = time + recognizers[index].recognizer.settings.debounce
+      edges = [(true, time), (false, time), (true, second), (false, second)]
+    }
+    virtualPresses[button] = VirtualKey(edges: edges)
+    runVirtualPresses(upTo: time)
+    rearm()
+    return .success(edges[edges.count - 1].at)
+  }
+
+  /// Delivers every virtual key edge due at or before `t`, each stamped with its own time.
+  private func runVirtualPresses(upTo t: MonotonicInstant) {
+    guard !virtualPresses.isEmpty else { return }
+    for name in virtualPresses.keys.sorted() {
+      guard let index = configuration.buttons.firstIndex(where: { $0.name == name }), index < recognizers.count else {
+        virtualPresses[name] = nil
+        continue
+      }
+      while let key = virtualPresses[name], let edge = key.edges.first, edge.at <= t {
+        var rest = key
+        rest.edges.removeFirst()
+        rest.isDown = edge.down
+        virtualPresses[name] = rest.edges.isEmpty ? nil : rest
+        let code = recognizers[index].keyCode
+        if let out = recognizers.keyEvent(button: index, code: code, value: edge.down ? 1 : 0, at: edge.at) {
+          handle(out, button: index)
+        }
+      }
+    }
+  }
+
+  /// A real key event of `button`'s key arrived during a virtual press. The hardware
+  /// wins: the virtual edges not yet due are dropped. A real key-down while the virtual
+  /// key is down takes the press over (it is not a new press: the real release ends it,
+  /// so holding the real key on keeps a hold going); otherwise the real event is read as
+  /// usual. True when the event was consumed.
+  private func realKeyTakesOver(button index: Int, value: Int32, at time: MonotonicInstant) -> Bool {
+    let name = configuration.buttons[index].name
+    guard virtualPresses[name] != nil else { return false }
+    runVirtualPresses(upTo: time)
+    guard let key = virtualPresses.removeValue(forKey: name) else { return false }
+    output.log(.info, "button \(name): the key was pressed during a virtual press, which it ends")
+    return key.isDown && value == 1
+  }
+
+  /// A device change on `button` (bound, lost, resynchronised) ends a virtual press on it:
+  /// its key goes up at `time` (what was due before is delivered first), so the device's
+  /// own state is then read against a key that is up, as the kernel reports it.
+  private func endVirtualPress(button index: Int, at time: MonotonicInstant) {
+    guard !virtualPresses.isEmpty else { return }
+    let name = configuration.buttons[index].name
+    runVirtualPresses(upTo: time)
+    guard let key = virtualPresses.removeValue(forKey: name), key.isDown else { return }
+    if let out = recognizers.keyEvent(button: index, code: recognizers[index].keyCode, value: 0, at: time) {
+      handle(out, button: index)
+    }
   }
 
   // MARK: - Feedback
@@ -549,7 +647,7 @@ public final class ControlEngine {
   }
 
   private func rearm() {
-    let next = recognizers.nextDeadline?.at
+    let next = nextDeadline
     if next != armedDeadline {
       armedDeadline = next
       output.armTimer(at: next)
@@ -1082,6 +1180,10 @@ public final class ControlEngine {
   public func apply(configuration new: Configuration, at time: MonotonicInstant) {
     let unchanged = new.unchangedButtons(since: configuration)
     let carried = Set(unchanged.values)
+    // A virtual press on a button that changes ends like a real one: the abandon below
+    // cancels it (reason `reload`); its key-up is never delivered.
+    let carriedNames = Set(carried.map { configuration.buttons[$0].name })
+    virtualPresses = virtualPresses.filter { carriedNames.contains($0.key) }
     for index in 0..<recognizers.count where !carried.contains(index) {
       handle(recognizers.abandon(button: index, at: time), button: index)
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The daemon's command line, parsed without Foundation so it is testable in the core.
 public struct DaemonOptions: Equatable, Sendable {
   /// What the invocation asks for.

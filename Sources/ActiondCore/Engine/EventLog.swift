@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How an announcement reads in the log: a level, a sentence for people, a stable event
 /// id (journald `ACTIOND_EVENT` / `MESSAGE_ID`) and key=value fields for machines.
 public struct EventLogLine: Hashable, Sendable {

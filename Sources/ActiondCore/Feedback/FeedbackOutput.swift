@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One feedback output of a button, as the configuration's `feedback` list gives it
 /// (validated; every default applied).
 public struct FeedbackOutput: Hashable, Sendable, CustomStringConvertible {

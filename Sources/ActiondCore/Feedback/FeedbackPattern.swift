@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Feedback on the button itself: the moments of a press and a perform, shown on a light
 /// the button's hardware already has (a keyboard's Caps Lock LED, a board's `ACT` LED).
 /// This file is the data: which moments there are and what each looks like. The timing

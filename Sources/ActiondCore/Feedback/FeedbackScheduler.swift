@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The timing of one feedback output, as a value: moments (at a time) and value changes in,
 /// what to write to the light now out, plus the next deadline (absolute, on the loop's
 /// monotonic clock). Like the press recognizer it does no I/O and reads no clock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What udev and the evdev node tell about one input device, as plain data.
 ///
 /// The Linux adapter fills this from libudev (tags, properties, links) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Writes `JSONValue`s as strict JSON (RFC 8259): compact for the wire (one line,
 /// no spaces, which newline-delimited framing requires), pretty for files people read.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An error in JSON text, with where it happened.
 public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
   public var message: String

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A JSON value, as parsed from configuration files and protocol lines.
 ///
 /// actiond carries its own small JSON model instead of `Codable` for two reasons:

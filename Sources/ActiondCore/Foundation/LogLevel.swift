@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Log severities, ordered from most verbose (debug) to most severe (error), with their
 /// syslog priorities as raw values. One type for the command line, the configuration
 /// and the logger.

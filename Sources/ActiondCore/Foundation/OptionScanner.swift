@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Reads the command line of actiond's programs (`actiond`, `actiond learn`, `actiond-mqtt`)
 /// one option at a time, the same way for all of them: `--name value` and `--name=value` for
 /// an option that takes a value, `--name` alone for a flag, one-letter aliases (`-c FILE`) as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// SplitMix64: a tiny random number generator fully determined by its seed on every
 /// platform, so a seeded test or benchmark run can be replayed exactly.
 public struct SplitMix64: RandomNumberGenerator, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A point in time on CLOCK_MONOTONIC, in nanoseconds.
 ///
 /// Everything that decides timing in actiond is expressed in this one clock: kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One button the daemon listens to: an evdev key on whichever input device matches.
 ///
 /// The match rule is a closure so the input layer does not depend on how the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An ``InputSource`` without devices, for engine and daemon tests: it records the
 /// calls made to it and delivers whatever events the test emits.
 public final class RecordingInputSource: InputSource {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Whether this process can read one input event node, and if not, why: the facts the
 /// Linux side gathers (`open`, `stat`, the group database), as plain data so the
 /// explanations built from them are testable without devices.

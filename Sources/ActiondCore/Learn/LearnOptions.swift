@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The command line of `actiond learn`, parsed without Foundation so it is testable in the core.
 public struct LearnOptions: Equatable, Sendable {
   /// Print the JSON object (docs/keyboard-key.md) instead of the report.

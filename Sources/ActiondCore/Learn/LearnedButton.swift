@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What `actiond learn` found, a key-down on one device, and what binds exactly that
 /// button: a button for the configuration and a udev rule line that tags the device.
 ///

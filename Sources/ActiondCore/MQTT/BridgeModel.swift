@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who the bridge says it is in every discovery payload (`device` and `origin`).
 public struct BridgeIdentity: Hashable, Sendable {
   /// The device's identifier: `/etc/machine-id` unless configured (`homeAssistant.deviceId`).
@@ -70,8 +71,27 @@ public enum BridgeCommandDecision: Hashable, Sendable {
   case ignored
   /// The payload or topic is not a valid command: drop it (and log it, rate-limited).
   case malformed(String)
-  /// A valid command that cannot be carried out now (actiond unreachable, the value unknown).
+  /// A valid command that cannot be carried out now (the value unknown, the control
+  /// unavailable, too many commands waiting for actiond).
   case refused(String)
+  /// actiond's snapshot is not in (the bridge just started or reconnected, actiond is
+  /// restarting): the command waits in the model until it is (``BridgeModel/takeHeld(at:)``)
+  /// or until ``BridgeModel/holdLimit`` has passed (``BridgeModel/expireHeld(at:)``).
+  case held
+}
+
+/// A command received before actiond's snapshot was in, kept to be performed once it is.
+public struct HeldCommand: Hashable, Sendable {
+  public var topic: String
+  public var payload: [UInt8]
+  /// When it was received.
+  public var at: MonotonicInstant
+
+  public init(topic: String, payload: [UInt8], at: MonotonicInstant) {
+    self.topic = topic
+    self.payload = payload
+    self.at = at
+  }
 }
 
 /// The bridge's pure half: what actiond has (buttons, controls, states) and what that
@@ -96,6 +116,18 @@ public struct BridgeModel: Sendable {
   /// The components of the last discovery payload, id → platform: a component that is
   /// gone is published once more with only its platform, which removes it in Home Assistant.
   private var published: [String: String] = [:]
+  /// The retained payload last published on each state topic (a control's availability
+  /// and value, a button's assignment): a state is published when it changes, once,
+  /// though actiond announces one change up to three times (its `state` and `performed`
+  /// events and the perform's reply).
+  private var lastRetained: [String: [UInt8]] = [:]
+  /// State topics found retained on the broker before actiond's snapshot was in (what a
+  /// previous run left): those the snapshot does not describe are cleared.
+  private var foundRetained: Set<String> = []
+  /// State topics that describe nothing any more, to clear (``takeClears()``).
+  private var clears: Set<String> = []
+  /// Commands received before actiond's snapshot, in order.
+  private var held: [HeldCommand] = []
 
   public static let online = "online"
   public static let offline = "offline"
@@ -109,6 +141,14 @@ public struct BridgeModel: Sendable {
   /// using a None payload" (https://www.home-assistant.io/integrations/switch.mqtt/); for
   /// selects since Home Assistant 2021.8 (home-assistant/core#53227).
   public static let unknown = "None"
+  /// How many commands wait at most for actiond's snapshot: the broker hands over a
+  /// persistent session's queue at once on reconnect; more than this is a flood, refused.
+  public static let maxHeld = 64
+  /// How long a command waits at most for actiond's snapshot: one older than this is
+  /// dropped (and logged) rather than performed long after it was asked for.
+  public static let holdLimit = TimeSpan.seconds(30)
+  /// Most state topics remembered from the broker's retained messages before the snapshot.
+  public static let maxFoundRetained = 4096
   /// The longest command payload read (a select option is a display name).
   public static let maxCommandLength = 1024
   /// The longest select option, in Unicode scalars: the option is the select's state, and
@@ -138,6 +178,7 @@ public struct BridgeModel: Sendable {
 
   /// Takes actiond's snapshot (after `status` and `list`): the bridge is ready.
   public mutating func load(buttons: [ButtonStatus], controls: [ControlSnapshot]) {
+    let before = describedStateTopics
     self.buttons = buttons
     // Only configured instances are entities: an unconfigured definition cannot be performed.
     self.controls = controls.filter(\.configured)
@@ -154,6 +195,61 @@ public struct BridgeModel: Sendable {
       })
     pending = [:]
     ready = true
+    // A control or button that went away (a reload, actiond restarted with another
+    // configuration, or a previous run's topics found on the broker) leaves retained
+    // state topics behind: cleared, so that the broker keeps only what exists.
+    let now = describedStateTopics
+    clears.formUnion(before.union(foundRetained).subtracting(now))
+    foundRetained = []
+    lastRetained = lastRetained.filter { now.contains($0.key) }
+  }
+
+  /// Every retained state topic the snapshot describes: each control's availability (and
+  /// value, for a toggle), each button's assignment.
+  var describedStateTopics: Set<String> {
+    var out = Set<String>()
+    for control in controls {
+      guard let cid = controlID(control) else { continue }
+      out.insert(topics.controlAvailability(cid))
+      if control.type == .toggle { out.insert(topics.controlState(cid)) }
+    }
+    for button in buttons {
+      out.insert(topics.assignment(buttonIDs[button.name] ?? BridgeTopics.objectID(button.name)))
+    }
+    return out
+  }
+
+  /// A retained message found on one of the node's state topics (the broker hands them
+  /// over at a brief subscription when the bridge connects): one that describes nothing
+  /// is cleared, now if the snapshot is in, else when it comes.
+  public mutating func noteRetained(topic: String) -> [MQTTMessage] {
+    guard topics.isStateTopic(topic) else { return [] }
+    if ready {
+      guard !describedStateTopics.contains(topic) else { return [] }
+      lastRetained[topic] = nil
+      return [MQTTMessage(topic: topic, payload: [], retain: true)]
+    }
+    if foundRetained.count < Self.maxFoundRetained { foundRetained.insert(topic) }
+    return []
+  }
+
+  /// The retained state topics to clear now (an empty retained payload deletes a retained
+  /// message): published after the discovery that removed their components.
+  public mutating func takeClears() -> [MQTTMessage] {
+    defer { clears = [] }
+    return clears.sorted().map { MQTTMessage(topic: $0, payload: [], retain: true) }
+  }
+
+  /// Keeps only the messages whose payload differs from the one last published on their
+  /// topic (all of them with `force`, after a reconnect or Home Assistant's birth), and
+  /// remembers them as published.
+  mutating func changed(_ messages: [MQTTMessage], force: Bool = false) -> [MQTTMessage] {
+    messages.filter { m in
+      guard m.retain else { return true }
+      if !force && lastRetained[m.topic] == m.payload { return false }
+      lastRetained[m.topic] = m.payload
+      return true
+    }
   }
 
   /// actiond went away: nothing is known until the next snapshot.
@@ -333,6 +429,28 @@ public struct BridgeModel: Sendable {
     return stale
   }
 
+  /// The states to publish: every one with `all` (after a broker (re)connect, on Home
+  /// Assistant's `online`: the broker or Home Assistant may have lost them), else those that
+  /// changed since last published (a new snapshot from actiond).
+  public mutating func publishStates(all: Bool) -> [MQTTMessage] {
+    changed(states(), force: all)
+  }
+
+  /// A control's or button's current state again, whatever was published (the answer to a
+  /// command that was refused or failed: Home Assistant shows what is, not what was asked).
+  public mutating func restate(commandTopic topic: String) -> [MQTTMessage] {
+    switch topics.commandTarget(of: topic) {
+    case .control(let id)?:
+      guard let control = controls.first(where: { controlID($0) == id }) else { return [] }
+      return changed(state(of: control), force: true)
+    case .assignment(let bid)?:
+      guard let button = buttons.first(where: { buttonIDs[$0.name] == bid }) else { return [] }
+      return changed([assignment(of: button)], force: true)
+    case nil:
+      return []
+    }
+  }
+
   /// Every state, retained: each control's availability and toggle value, each button's
   /// assignment. Sent after discovery at every (re)connect and on Home Assistant's `online`.
   public func states() -> [MQTTMessage] {
@@ -396,7 +514,7 @@ public struct BridgeModel: Sendable {
       case .longHold: buttons[i].longHold = control
       }
       if let control { update.messages += refresh(control) }
-      update.messages.append(assignment(of: buttons[i]))
+      update.messages += changed([assignment(of: buttons[i])])
       update.rediscover = BridgeGesture.gestures(of: buttons[i]) != before
     case .configReloaded(let applied, _):
       update.resnapshot = applied
@@ -406,7 +524,8 @@ public struct BridgeModel: Sendable {
     return update
   }
 
-  /// Takes a control's new state (from an event or a reply) and returns its messages.
+  /// Takes a control's new state (from an event or a reply) and returns its messages that
+  /// changed (actiond announces one change as an event, a `performed` and a reply).
   public mutating func refresh(_ control: ControlSnapshot) -> [MQTTMessage] {
     let key = Self.key(control.kind, control.configuration)
     for i in buttons.indices {
@@ -421,7 +540,7 @@ public struct BridgeModel: Sendable {
     }
     guard let i = controls.firstIndex(where: { Self.key($0.kind, $0.configuration) == key }) else { return [] }
     controls[i] = control
-    return state(of: control)
+    return changed(state(of: control))
   }
 
   func gestureEvent(
@@ -453,7 +572,13 @@ public struct BridgeModel: Sendable {
 
   /// What one received message means. Commands are strict: `ON`/`OFF` for a toggle,
   /// `PRESS` for a button, an exact option for a select; anything else is `malformed`.
-  public mutating func command(topic: String, payload: [UInt8]) -> BridgeCommandDecision {
+  ///
+  /// Before actiond's snapshot is in, a command is held (``BridgeCommandDecision/held``):
+  /// a persistent session's queue arrives at once when the bridge connects, typically
+  /// before actiond has answered `status` and `list`.
+  public mutating func command(
+    topic: String, payload: [UInt8], at now: MonotonicInstant = .zero
+  ) -> BridgeCommandDecision {
     if topics.isHomeAssistantStatus(topic) {
       return payload == Array(Self.online.utf8) ? .republishAll : .ignored
     }
@@ -462,10 +587,17 @@ public struct BridgeModel: Sendable {
       return .malformed("payload of \(payload.count) bytes (at most \(Self.maxCommandLength))")
     }
     guard let text = String(validating: payload, as: UTF8.self) else { return .malformed("payload is not UTF-8") }
+    if !ready {
+      guard held.count < Self.maxHeld else {
+        return .refused("actiond is unreachable and \(Self.maxHeld) commands already wait for it")
+      }
+      held.append(HeldCommand(topic: topic, payload: payload, at: now))
+      return .held
+    }
     switch target {
     case .control(let id):
       guard let control = controls.first(where: { controlID($0) == id }) else {
-        return ready ? .malformed("no control \(JSONEncoding.quoted(id))") : .refused("actiond is unreachable")
+        return .malformed("no control \(JSONEncoding.quoted(id))")
       }
       let perform = Request.Body.perform(.control(kind: control.kind, configuration: control.configuration))
       switch control.type {
@@ -473,7 +605,6 @@ public struct BridgeModel: Sendable {
         guard text == Self.press else {
           return .malformed("\(JSONEncoding.quoted(text)) is not \(Self.press) (\(control.displayName) is a button)")
         }
-        guard ready else { return .refused("actiond is unreachable") }
         return .request(perform, pendingControl: nil)
       case .toggle:
         let wanted: Bool
@@ -484,7 +615,6 @@ public struct BridgeModel: Sendable {
           return .malformed(
             "\(JSONEncoding.quoted(text)) is neither \(Self.on) nor \(Self.off) (\(control.displayName) is a toggle)")
         }
-        guard ready else { return .refused("actiond is unreachable") }
         // A perform flips a toggle, so it is sent only when the value (or the value a perform
         // already on its way will give) differs: a repeated ON never turns it off.
         let current = pending[id] ?? control.value
@@ -496,16 +626,46 @@ public struct BridgeModel: Sendable {
       }
     case .assignment(let bid):
       guard let name = buttonIDs.first(where: { $0.value == bid })?.key else {
-        return ready ? .malformed("no button \(JSONEncoding.quoted(bid))") : .refused("actiond is unreachable")
+        return .malformed("no button \(JSONEncoding.quoted(bid))")
       }
       guard let option = options.first(where: { $0.label == text }) else {
         return .malformed("\(JSONEncoding.quoted(text)) is not one of the options of \(name)")
       }
-      guard ready else { return .refused("actiond is unreachable") }
       return .request(
         .assign(button: name, kind: option.control.kind, configuration: option.control.configuration),
         pendingControl: nil)
     }
+  }
+
+  /// How many commands wait for actiond's snapshot.
+  public var heldCount: Int { held.count }
+
+  /// The instant the oldest held command expires, nil when none waits.
+  public var heldDeadline: MonotonicInstant? { held.first.map { $0.at + Self.holdLimit } }
+
+  /// Once the snapshot is in: the held commands to carry out now, in the order they came
+  /// (give each to ``command(topic:payload:at:)`` again), and those held too long
+  /// (``holdLimit``), to report. Nothing while actiond's snapshot is not in.
+  public mutating func takeHeld(at now: MonotonicInstant) -> (perform: [HeldCommand], expired: [HeldCommand]) {
+    guard ready else { return ([], []) }
+    let expired = expireHeld(at: now)
+    defer { held = [] }
+    return (held, expired)
+  }
+
+  /// Holds again, before any held now, commands taken but not yet carried out when actiond
+  /// went away (up to ``maxHeld`` in all; returns those that did not fit, to report).
+  public mutating func requeue(_ commands: [HeldCommand]) -> [HeldCommand] {
+    let room = max(0, Self.maxHeld - held.count)
+    held.insert(contentsOf: commands.prefix(room), at: 0)
+    return Array(commands.dropFirst(room))
+  }
+
+  /// Drops and returns the held commands older than ``holdLimit`` (to report).
+  public mutating func expireHeld(at now: MonotonicInstant) -> [HeldCommand] {
+    let old = held.prefix { now - $0.at >= Self.holdLimit }
+    held.removeFirst(old.count)
+    return Array(old)
   }
 
   /// The perform for `controlID` finished (replied, failed, or actiond went away).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// actiond-mqtt's settings: its configuration file (JSON5, like actiond's) with the command
 /// line on top. See docs/home-assistant.md, "Configuration".
 public struct BridgeSettings: Hashable, Sendable {
@@ -81,9 +82,9 @@ public struct BridgeSettings: Hashable, Sendable {
     let root = JSONPath.root
     guard
       let top = r.object(
-        document.root, root, allowed: ["broker", "homeAssistant", "baseTopic", "socket", "logLevel"])
+        document.root, root, allowed: allowed(under: ""))
     else { throw ConfigurationError(problems: r.problems) }
-    if let v = top["broker"], let b = r.object(v, root / "broker", allowed: Self.brokerKeys) {
+    if let v = top["broker"], let b = r.object(v, root / "broker", allowed: allowed(under: "broker")) {
       let p = root / "broker"
       if let host = r.string(in: b, "host", p) { s.host = host }
       if let port = r.integer(in: b, "port", p, range: 1...65535) { s.port = Int(port) }
@@ -97,7 +98,7 @@ public struct BridgeSettings: Hashable, Sendable {
       }
       if let u = r.string(in: b, "username", p) { s.username = u }
       if let f = r.absolutePath(in: b, "passwordFile", p) { s.passwordFile = f }
-      if let v = b["tls"], let t = r.object(v, p / "tls", allowed: ["caFile", "certFile", "keyFile"]) {
+      if let v = b["tls"], let t = r.object(v, p / "tls", allowed: allowed(under: "broker.tls")) {
         let tp = p / "tls"
         let ca = r.absolutePath(in: t, "caFile", tp)
         if t["caFile"] == nil { r.report(tp / "caFile", "missing (the certificate authorities' PEM file)") }
@@ -110,7 +111,7 @@ public struct BridgeSettings: Hashable, Sendable {
       }
     }
     if let v = top["homeAssistant"],
-      let h = r.object(v, root / "homeAssistant", allowed: ["discoveryPrefix", "nodeId", "deviceId", "deviceName"])
+      let h = r.object(v, root / "homeAssistant", allowed: allowed(under: "homeAssistant"))
     {
       let p = root / "homeAssistant"
       if let prefix = r.string(in: h, "discoveryPrefix", p) {
@@ -143,7 +144,35 @@ public struct BridgeSettings: Hashable, Sendable {
     return s
   }
 
-  static let brokerKeys = ["host", "port", "keepalive", "clientId", "username", "passwordFile", "tls"]
+  /// The keys an object of the file takes (`""`: the top level), from ``keys``: the loader
+  /// accepts exactly the keys the guide and `--help` list.
+  static func allowed(under parent: String) -> [String] {
+    var out: [String] = []
+    for (key, _) in keys {
+      let rest: Substring
+      if parent.isEmpty {
+        rest = Substring(key)
+      } else {
+        guard key.hasPrefix(parent + ".") else { continue }
+        rest = key.dropFirst(parent.count + 1)
+      }
+      let name = String(rest.prefix { $0 != "." })
+      if !out.contains(name) { out.append(name) }
+    }
+    return out
+  }
+
+  /// Every key of the configuration file with the flag that overrides it (nil: none): the
+  /// guide (docs/home-assistant.md) and `--help` list each one (HomeAssistantDocTests).
+  public static let keys: [(key: String, flag: String?)] = [
+    ("broker.host", "--host"), ("broker.port", "--port"), ("broker.keepalive", "--keepalive"),
+    ("broker.clientId", "--client-id"), ("broker.username", "--username"),
+    ("broker.passwordFile", "--password-file"), ("broker.tls.caFile", "--ca-file"),
+    ("broker.tls.certFile", "--cert-file"), ("broker.tls.keyFile", "--key-file"),
+    ("homeAssistant.discoveryPrefix", "--discovery-prefix"), ("homeAssistant.nodeId", "--node-id"),
+    ("homeAssistant.deviceId", "--device-id"), ("homeAssistant.deviceName", "--device-name"),
+    ("baseTopic", "--base-topic"), ("socket", "--socket"), ("logLevel", "--log-level"),
+  ]
 
   /// The topics for a host name (used when no node id is configured).
   public func topics(hostName: String) -> BridgeTopics {
@@ -191,19 +220,27 @@ public struct BridgeOptions: Equatable, Sendable {
       --ca-file FILE          enable TLS, trusting these certificate authorities
       --cert-file FILE        client certificate (with --key-file)
       --key-file FILE         client certificate's key
+      --client-id ID          MQTT client id, at most 23 bytes (default actiond-mqtt-<node id>)
       --node-id ID            discovery node id (default: the host name)
       --device-id ID          device identifier (default: /etc/machine-id)
+      --device-name NAME      the device's name in Home Assistant (default: the node id)
       --discovery-prefix P    Home Assistant's discovery prefix (default homeassistant)
       --base-topic TOPIC      the node's topics (default actiond/<node id>)
       --socket PATH           actiond's socket (default \(DaemonOptions.defaultSocketPath))
       --log-level LEVEL       debug, info, notice, warning or error (default info)
       --check-config          validate the configuration and exit
       --version, --help
+
+    Configuration file keys (JSON5; docs/home-assistant.md), each with its flag:
+    \(keyList)
     """
 
+  static let keyList = BridgeSettings.keys.map { "  \($0.key)\($0.flag.map { " (\($0))" } ?? "")" }.joined(
+    separator: "\n")
+
   static let valueFlags = [
-    "host", "port", "keepalive", "username", "password-file", "ca-file", "cert-file", "key-file", "node-id",
-    "device-id", "discovery-prefix", "base-topic", "socket", "log-level",
+    "host", "port", "keepalive", "client-id", "username", "password-file", "ca-file", "cert-file", "key-file",
+    "node-id", "device-id", "device-name", "discovery-prefix", "base-topic", "socket", "log-level",
   ]
 
   public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> BridgeOptions {
@@ -252,6 +289,12 @@ public struct BridgeOptions: Equatable, Sendable {
               + "\(BridgeSettings.keepaliveRange.upperBound), got \(value)")
         }
         s.keepaliveSeconds = Int(k)
+      case "client-id":
+        // MQTT 3.1.1 (3.1.3.1): a server must accept 1 to 23 bytes; longer ones it may refuse.
+        guard !value.isEmpty, value.utf8.count <= 23 else {
+          throw .init(message: "--client-id must be 1 to 23 bytes (MQTT 3.1.1), got \(value)")
+        }
+        s.clientID = value
       case "username": s.username = value
       case "password-file": s.passwordFile = try absolute()
       case "ca-file":
@@ -266,6 +309,9 @@ public struct BridgeOptions: Equatable, Sendable {
       case "device-id":
         guard !value.isEmpty else { throw .init(message: "--device-id must not be empty") }
         s.deviceID = value
+      case "device-name":
+        guard !value.isEmpty else { throw .init(message: "--device-name must not be empty") }
+        s.deviceName = value
       case "discovery-prefix", "base-topic":
         if let problem = BridgeSettings.topicProblem(value) { throw .init(message: "--\(flag) \(problem)") }
         if flag == "base-topic" { s.baseTopic = value } else { s.discoveryPrefix = value }

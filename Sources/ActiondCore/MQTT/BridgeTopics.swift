@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One MQTT message the bridge publishes, as data (the adapter hands it to libmosquitto).
 public struct MQTTMessage: Hashable, Sendable, CustomStringConvertible {
   public var topic: String
@@ -84,6 +85,23 @@ public struct BridgeTopics: Hashable, Sendable {
   /// its own discovery topic (to find components a previous run published).
   public var subscriptions: [String] {
     ["\(base)/control/+/set", "\(base)/button/+/assignment/set"] + homeAssistantStatusTopics + [discovery]
+  }
+
+  /// The node's retained state topics, as subscriptions: the bridge subscribes to them
+  /// briefly when it connects to find what a previous run left (``BridgeModel/noteRetained(topic:)``).
+  public var stateSubscriptions: [String] {
+    ["\(base)/control/+/state", "\(base)/control/+/availability", "\(base)/button/+/assignment"]
+  }
+
+  /// Whether `topic` is one of the node's retained state topics (a control's `state` or
+  /// `availability`, a button's `assignment`).
+  public func isStateTopic(_ topic: String) -> Bool {
+    let prefix = base + "/"
+    guard topic.hasPrefix(prefix) else { return false }
+    let parts = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 3, !parts[1].isEmpty else { return false }
+    return (parts[0] == "control" && (parts[2] == "state" || parts[2] == "availability"))
+      || (parts[0] == "button" && parts[2] == "assignment")
   }
 
   /// What a command topic names, or nil for a topic that is not one of this node's commands.

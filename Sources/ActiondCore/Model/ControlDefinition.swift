@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A pair of values, one for each state of a toggle: `valueText`, `symbol`, `actionHint`.
 ///
 /// For a button (which has no state) both members hold the same value.

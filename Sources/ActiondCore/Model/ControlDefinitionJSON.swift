@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Control definitions back to their configuration syntax: for clients that show what a
 // control offers (parameters, symbols) and for `actionctl` to print a definition. The
 // output is itself a valid definition: loading it gives the same definition again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A configured control: a definition's kind plus values for its parameters
 /// (`AppIntentControlConfiguration`). Several instances of one kind may exist, e.g. two
 /// flashlights with `led=green` and `led=red`. An assignment puts one instance on a button.

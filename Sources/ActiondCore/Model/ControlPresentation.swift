@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How a control instance looks right now: the hint a short press announces, the value
 /// text, symbol and tint clients render. The one place the hint rules live.
 ///

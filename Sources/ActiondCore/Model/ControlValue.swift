@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the daemon knows about a toggle's current value.
 ///
 /// The cases keep "not known yet" and "cannot be known" apart from on and off, so

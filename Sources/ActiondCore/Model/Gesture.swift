@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a person does with a button to perform a control. Every button has the hold;
 /// the others exist only where a control is assigned to them (docs/configuration.md,
 /// "Gestures"). The raw value is the name in configuration files and on the wire.

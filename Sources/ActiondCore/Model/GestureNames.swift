@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension Gesture {
   /// The gesture names, comma separated, in declaration order (for messages:
   /// `must be one of hold, doublePress, longHold`).

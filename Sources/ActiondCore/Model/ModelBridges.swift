@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversions between the control model and the protocol and store types, which keep
 // their own plain shapes so the wire and disk formats do not move with the model.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Splits one stream of a command's output into lines under a shared budget.
 ///
 /// Memory is bounded by ``ProcessOutputLimits/maxLineBytes`` whatever the command prints:

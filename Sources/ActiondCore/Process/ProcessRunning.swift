@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What to run for an `exec` intent or value provider. Never through a shell: `argv` is
 /// passed to execve as is.
 public struct ProcessRequest: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A token bucket over monotonic time: it holds at most `burst` tokens and refills at
 /// `perSecond`, so whatever spends from it averages at most `perSecond` over any long
 /// stretch, after an initial `burst`. Spending may take the level below zero (a read cannot
@@ -81,9 +82,9 @@ public struct ClientRateLimits: Sendable, Equatable {
   public var byteBurst: Int
   /// Bytes read per second per connection after the burst (every byte counts).
   public var bytesPerSecond: Int
-  /// Connections accepted at once (all clients together) before the rate applies.
+  /// Connections of one user (uid) greeted at once before the rate applies.
   public var acceptBurst: Int
-  /// Connections accepted per second after the burst.
+  /// Connections of one user greeted per second after the burst.
   public var acceptsPerSecond: Int
   /// A throttled connection, or the paused listener, is served again once its bucket
   /// holds this fraction of its burst (1/`resumeFraction`): a throttled client costs a
@@ -121,7 +122,7 @@ public struct ClientRateLimits: Sendable, Equatable {
   public func byteBucket(at now: MonotonicInstant) -> TokenBucket {
     TokenBucket(burst: byteBurst, perSecond: bytesPerSecond, at: now)
   }
-  /// The listener's accept bucket, full at `now`.
+  /// A user's accept bucket, full at `now`.
   public func acceptBucket(at now: MonotonicInstant) -> TokenBucket {
     TokenBucket(burst: acceptBurst, perSecond: acceptsPerSecond, at: now)
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The name of an announcement, as written in an event's `event` member.
 public enum EventName: String, Hashable, Sendable, CaseIterable {
   case pressed, released

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Reads the members of one wire object with precise `bad-request` messages:
 /// `field "kind" of request "get" must be a string, got number`.
 ///

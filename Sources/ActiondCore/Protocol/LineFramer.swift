@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Splits a byte stream into newline-terminated lines, however the bytes arrive:
 /// one at a time, or many lines in one read.
 ///

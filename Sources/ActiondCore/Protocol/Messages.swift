@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who the daemon thinks a client is, as told in `hello`.
 public struct ClientAccess: Hashable, Sendable {
   public var uid: UInt32

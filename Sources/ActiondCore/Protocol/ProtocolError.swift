@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A stable, machine-readable error code on the wire (`"code": "unknown-kind"`).
 ///
 /// Codes are part of the protocol's compatibility promise: clients switch on them,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The protocol version this build speaks, sent in `hello` and `version`.
 ///
 /// It increases only for incompatible changes; adding fields, events, requests or
@@ -56,6 +57,33 @@ public enum RequestName: String, Hashable, Sendable, CaseIterable {
     switch self {
     case .assign, .set, .perform, .press, .reload, .register: return true
     case .status, .list, .get, .subscribe, .unsubscribe, .devices, .ping, .version: return false
+    }
+  }
+}
+
+/// What a `press` request does with the button's key: a virtual key-down and key-up
+/// (or two of each) fed to the button's recognizer, so every gesture, the feedback and
+/// a momentary toggle behave as with the real key.
+public enum VirtualPress: Hashable, Sendable, CustomStringConvertible {
+  /// Down and up at once: a short press (on a double-press button its `released` comes
+  /// once the window passed, as with the key).
+  case short
+  /// Down now, up after the span: a hold when it reaches the hold threshold, a long hold
+  /// when it reaches the long-hold threshold.
+  case hold(TimeSpan)
+  /// Two short presses, the second one debounce after the first release (the soonest
+  /// that is not chatter, well inside the double-press window).
+  case double
+
+  /// The longest `holdMs`: twice the longest long-hold threshold, so every gesture can
+  /// be tried, while a typo (`7000000`) cannot leave a key down for hours.
+  public static let maxHold = TimeSpan.milliseconds(120_000)
+
+  public var description: String {
+    switch self {
+    case .short: "short press"
+    case .hold(let span): "hold for \(span.milliseconds) ms"
+    case .double: "double press"
     }
   }
 }
@@ -141,8 +169,8 @@ public struct Request: Hashable, Sendable {
     case set(kind: String, value: Bool, configuration: JSONObject?)
     /// Runs the intent exactly as a hold would; the reply comes after the intent finished.
     case perform(PerformTarget)
-    /// Simulates a short press: announces the hint, performs nothing.
-    case press(button: String)
+    /// A virtual press of the button's key (a short press by default), recognized like the key.
+    case press(button: String, VirtualPress = .short)
     /// Re-runs the value providers of one kind (or all) and announces changes.
     case reload(kind: String?)
     /// Starts (or replaces) this connection's event subscription.
@@ -208,7 +236,14 @@ public struct Request: Hashable, Sendable {
     case .perform(.control(let kind, let configuration)):
       b.set("kind", kind)
       if let configuration { b.set("configuration", .object(configuration)) }
-    case .press(let button): b.set("button", button)
+    case .press(let button, let press):
+      b.set("button", button)
+      // A short press reads as before holds and double presses could be pressed.
+      switch press {
+      case .short: break
+      case .hold(let span): b.set("holdMs", .integer(span.milliseconds))
+      case .double: b.set("double", true)
+      }
     case .reload(let kind): b.set("kind", kind)
     case .subscribe(let filter):
       for m in filter.json.objectValue ?? [:] { b.set(m.key, m.value) }
@@ -259,7 +294,23 @@ public struct Request: Hashable, Sendable {
         }
         return .perform(.button(button))
       }
-    case .press: return .press(button: try r.string("button"))
+    case .press:
+      let button = try r.string("button")
+      let holdMs = try r.optionalInteger("holdMs")
+      let double = try r.optionalBool("double") ?? false
+      switch (holdMs, double) {
+      case (.some, true):
+        throw .badRequest("request \"press\" takes either \"holdMs\" or \"double\", not both")
+      case (.some(let ms), false):
+        guard ms >= 0, ms <= VirtualPress.maxHold.milliseconds else {
+          throw .badRequest(
+            "field \"holdMs\" of request \"press\" must be 0...\(VirtualPress.maxHold.milliseconds) (milliseconds), got \(ms)"
+          )
+        }
+        return .press(button: button, .hold(.milliseconds(ms)))
+      case (nil, true): return .press(button: button, .double)
+      case (nil, false): return .press(button: button, .short)
+      }
     case .reload: return .reload(kind: try r.optionalString("kind"))
     case .subscribe: return .subscribe(try SubscriptionFilter(reading: &r))
     case .unsubscribe: return .unsubscribe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The wire picture of one control instance: everything a client needs to render
 /// it (like `ControlInfo` plus the rendered template of iOS Controls), as data.
 ///

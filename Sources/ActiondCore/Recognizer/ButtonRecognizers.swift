@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The press recognizers of every configured button, addressed by button index (the
 /// position in the configuration's `buttons` list). Each button is fully independent:
 /// its own key code, settings, state and deadline.

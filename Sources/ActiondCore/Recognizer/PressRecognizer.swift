@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The press/hold/gesture recognizer of one button: kernel-stamped key events, timer
 // expirations and device-state changes in; announcements-to-be and the next
 // deadline out. Pure value type, no clock of its own: every decision is made from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The timing settings of one button's press recognizer: how long a press must last
 /// to become a hold (and a long hold), how long a release must last to count
 /// (debounce), and how soon a second press must follow to make a double press.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Everything the daemon persists: the run-time assignments per button and gesture, and
 /// the values of store-backed toggles. The "one source of truth" of the seeds.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import Glibc
 
@@ -33,7 +34,11 @@ public enum Actionctl {
       set KIND on|off [NAME=VALUE...]      set a store-backed toggle's value
       perform [BUTTON | KIND | --kind KIND [NAME=VALUE...]]
                                            perform as a hold would; waits for the result
-      press [BUTTON]                       simulate a short press (announces the hint)
+      press [BUTTON] [--hold MS | --double]
+                                           press the button without hardware: a short press (the
+                                           hint), a hold of MS milliseconds (0-120000; holds, long
+                                           holds, momentary toggles) or a double press, recognized
+                                           like the key; the daemon releases it, no need to wait
       reload [KIND]                        re-read values and announce changes
       devices                              bound input devices
       watch [--button B]... [--kind K]... [--events E,E...] [--notify]
@@ -213,6 +218,43 @@ public enum Actionctl {
       gesture: gesture ?? .hold, momentary: momentary)
   }
 
+  /// `press [BUTTON] [--hold MS | --double]`; the options may come before or after BUTTON.
+  static func pressArguments(_ arguments: [String]) throws(UsageError) -> (String?, VirtualPress) {
+    var positional: [String] = []
+    var hold: TimeSpan?
+    var double = false
+    var i = 0
+    while i < arguments.count {
+      let arg = arguments[i]
+      if arg == "--double" {
+        double = true
+      } else if arg == "--hold" || arg.hasPrefix("--hold=") {
+        let text: String
+        if arg == "--hold" {
+          i += 1
+          guard i < arguments.count else { throw UsageError("--hold needs a number of milliseconds") }
+          text = arguments[i]
+        } else {
+          text = String(arg.dropFirst("--hold=".count))
+        }
+        let max = VirtualPress.maxHold.milliseconds
+        guard let ms = Int64(text), ms >= 0, ms <= max else {
+          throw UsageError("--hold takes whole milliseconds from 0 to \(max), got \"\(text)\"")
+        }
+        guard hold == nil else { throw UsageError("--hold is given twice") }
+        hold = .milliseconds(ms)
+      } else if arg.hasPrefix("-") {
+        throw UsageError("press has no option \"\(arg)\" (its options: --hold MS, --double)")
+      } else {
+        positional.append(arg)
+      }
+      i += 1
+    }
+    guard positional.count <= 1 else { throw UsageError("press takes at most one BUTTON, got \(positional.count)") }
+    if double, hold != nil { throw UsageError("press takes --hold MS or --double, not both") }
+    return (positional.first, hold.map(VirtualPress.hold) ?? (double ? .double : .short))
+  }
+
   static func expectCount(_ o: Options, _ range: ClosedRange<Int>) throws(UsageError) {
     guard range.contains(o.arguments.count) else {
       let expected =
@@ -264,10 +306,10 @@ public enum Actionctl {
           client, isButton ? .perform(.button(name)) : .perform(.control(kind: name, configuration: nil)), o, out, err)
       }
     case "press":
-      try expectCount(o, 0...1)
+      let (name, press) = try pressArguments(a)
       let client = try ControlClient(path: o.socket, timeout: o.timeout)
       let button: String
-      if let b = a.first {
+      if let b = name {
         button = b
       } else {
         guard client.hello.buttons.count == 1, let only = client.hello.buttons.first else {
@@ -276,7 +318,9 @@ public enum Actionctl {
         }
         button = only.name
       }
-      return try perform(client, .press(button: button), o, out, err)
+      // An unknown button is the daemon's to say (`unknown-button`, exit 1): it alone
+      // knows its buttons, and a script gets the same answer as from the socket.
+      return try perform(client, .press(button: button, press), o, out, err)
     case "reload":
       try expectCount(o, 0...1)
       body = .reload(kind: a.first)

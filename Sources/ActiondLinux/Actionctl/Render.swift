@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// Human-readable text for replies and events (the default output of `actionctl`).

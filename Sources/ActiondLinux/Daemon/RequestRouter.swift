@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// The socket's requests, routed to the engine: the ``RequestHandler`` the control server
@@ -80,10 +81,19 @@ extension RequestRouter: RequestHandler {
     case .perform(.control(let kind, let configuration)):
       let instance = try engine.instance(kind: kind, configuration: configuration)
       engine.perform(instance, button: nil, source: .socket) { RequestRouter.answer(reply, with: $0) }
-    case .press(let button):
+    case .press(let button, let press):
       try requireButton(button)
-      engine.simulatePress(button: button, at: loop.now())
-      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
+      // The reply comes at once: the virtual key-up is the engine's to deliver, on its
+      // own timer, whether or not the client is still connected.
+      switch engine.simulatePress(button: button, press, at: loop.now()) {
+      case .success:
+        reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
+      case .failure(.unknownButton):
+        throw ProtocolError(.unknownButton, "no button is named \(JSONEncoding.quoted(button))")
+      case .failure(.keyDown):
+        throw ProtocolError(
+          .busy, "button \(button) is down (its key or another press is in progress); press again once it is up")
+      }
     case .reload(let kind):
       if let kind { try requireKind(kind) }
       engine.reload(kind: kind) { [unowned self] in reply.succeed(.controls(self.engine.controlList(kind: kind))) }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// Carries out the buttons' feedback: the engine's moments and hold values go through the

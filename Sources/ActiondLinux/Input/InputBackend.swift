@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// The loop services the input layer needs: the clock and readiness of fds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import CActiondShim
 import Glibc
@@ -24,8 +25,14 @@ public struct ServerConfiguration: Sendable {
   public var linesPerTurn = 16
   /// The most bytes of lines one client gets handled per loop turn (at least one line).
   public var bytesPerTurn = 64 * 1024
-  /// The most connections accepted per loop turn.
+  /// The most new connections greeted (admitted) per loop turn; up to four times as many
+  /// are accepted, to learn who they are and to drain the listening queue.
   public var acceptsPerTurn = 16
+  /// Connections of one user accepted beyond its accept rate, waiting to be greeted when
+  /// its bucket refills; more are closed at once (`too-many-clients`).
+  public var maxDeferredPerUser = 64
+  /// The same, all users together: bounds the descriptors a storm of many users can hold.
+  public var maxDeferred = 256
   /// The work one client (and all new connections together) may cause over time;
   /// nil serves every client as fast as the per-turn bounds allow.
   public var rateLimits: ClientRateLimits? = .standard
@@ -101,8 +108,20 @@ public final class ControlServer {
   private var listener: Listener?
   private var listenerWatch: WatchID?
   private var listenerPause: TimerID?
-  /// Connections accepted, all clients together (``ClientRateLimits``).
-  private var acceptBucket: TokenBucket?
+  /// New connections of one user (uid): its accept bucket (``ClientRateLimits``) and its
+  /// connections accepted beyond it, oldest first, waiting to be greeted.
+  private struct Admission {
+    var bucket: TokenBucket
+    var deferred: [(fd: Int32, credentials: PeerCredentials)] = []
+  }
+  /// Per uid, so that one user's connection storm spends its own accept rate, not that
+  /// of everyone: another user's connection is accepted at the kernel's pace and greeted
+  /// at once. Entries whose bucket is full and that wait for nothing are dropped when the
+  /// table grows (they are the same as a fresh entry), so its size stays bounded.
+  private var admissions: [UInt32: Admission] = [:]
+  private var deferredCount = 0
+  /// The one timer that greets deferred connections again; exists only while some wait.
+  private var admissionTimer: (id: TimerID, at: MonotonicInstant)?
   /// Throttled connections, and the one timer that serves the first of them again: it
   /// exists only while some connection is throttled.
   private var throttled: Set<ClientID> = []
@@ -131,6 +150,7 @@ public final class ControlServer {
 
   deinit {
     for c in clients.values { Syscall.close(c.fd) }
+    for a in admissions.values { for d in a.deferred { Syscall.close(d.fd) } }
     listener?.close()
   }
 
@@ -140,8 +160,10 @@ public final class ControlServer {
   public var throttledCount: Int { throttled.count }
   /// Whether the timer that serves throttled connections again is scheduled.
   public var hasThrottleTimer: Bool { throttleTimer != nil }
-  /// Whether the listener is not accepting because the accept rate is spent.
-  public private(set) var isAcceptThrottled = false
+  /// Whether some user's new connections wait because its accept rate is spent.
+  public var isAcceptThrottled: Bool { deferredCount > 0 }
+  /// Accepted connections waiting for their user's accept rate (not yet greeted).
+  public var deferredConnectionCount: Int { deferredCount }
   /// Request lines handled since the start (every line a client sent, valid or not).
   public private(set) var linesHandled = 0
   /// Number of connections with an event subscription.
@@ -172,7 +194,6 @@ public final class ControlServer {
         path: configuration.path, mode: configuration.mode, group: try configuration.group.map(UnixSocket.groupID))
     }
     listener = l
-    acceptBucket = configuration.rateLimits?.acceptBucket(at: loop.now())
     listenerWatch = try loop.register(fd: l.fd, interest: .readable, priority: .low) { [unowned self] _ in
       acceptClients()
     }
@@ -189,6 +210,11 @@ public final class ControlServer {
     }
     if let listenerWatch { loop.unregister(listenerWatch) }
     if let listenerPause { loop.cancel(listenerPause) }
+    if let admissionTimer { loop.cancel(admissionTimer.id) }
+    admissionTimer = nil
+    for a in admissions.values { for d in a.deferred { Syscall.close(d.fd) } }
+    admissions = [:]
+    deferredCount = 0
     listenerWatch = nil
     listener?.close()
     listener = nil
@@ -231,25 +257,14 @@ public final class ControlServer {
   private func acceptClients() {
     guard let listener else { return }
     // Bounded per turn so a connection storm cannot starve the buttons (level-triggered:
-    // the rest are accepted next turn). Connections whose peers already left cost three
-    // system calls and no accept token, so more of them are drained per turn.
+    // the rest are accepted next turn). Accepting is cheap; greeting (the hello with
+    // every button's snapshot) is not, so only greetings count against `acceptsPerTurn`,
+    // and accepts stop at four times that. The listener is never paused for a rate:
+    // the kernel's queue is drained at its pace, and each user's own bucket decides
+    // whose connections are greeted now (``admitOrDefer``).
     var admitted = 0
     for _ in 0..<4 * max(1, configuration.acceptsPerTurn) {
       if admitted >= max(1, configuration.acceptsPerTurn) { return }
-      if let limits = configuration.rateLimits, let bucket = acceptBucket {
-        let now = loop.now()
-        guard bucket.holds(1, at: now) else {
-          // The rest wait in the kernel's queue (and connectors in connect(2)) until the
-          // bucket refilled a share of its burst. Only when one waits: an idle listener
-          // keeps no timer.
-          var pending = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
-          if poll(&pending, 1, 0) > 0 {
-            pauseListener(until: bucket.instant(holding: limits.resumeLevel(of: bucket), from: now))
-            isAcceptThrottled = listenerPause != nil
-          }
-          return
-        }
-      }
       let result: IOResult<Int32>
       do {
         result = try Syscall.nonBlocking {
@@ -274,13 +289,115 @@ public final class ControlServer {
         Syscall.close(fd)
         continue
       }
-      if var bucket = acceptBucket {
-        bucket.spend(1, at: loop.now())
-        acceptBucket = bucket
+      let credentials: PeerCredentials
+      do { credentials = try UnixSocket.peerCredentials(fd) } catch {
+        log("SO_PEERCRED: \(error); closing the connection")
+        Syscall.close(fd)
+        continue
       }
-      admitted += 1
-      admit(fd)
+      if admitOrDefer(fd, credentials) { admitted += 1 }
     }
+  }
+
+  /// Greets a new connection now if its user's accept bucket allows (and none of the
+  /// user's connections waits before it), otherwise keeps it waiting, unread and
+  /// ungreeted, until the bucket refills; past the bounds it is closed with
+  /// `too-many-clients`. True when it was greeted.
+  private func admitOrDefer(_ fd: Int32, _ credentials: PeerCredentials) -> Bool {
+    guard let limits = configuration.rateLimits else {
+      admit(fd, credentials)
+      return true
+    }
+    let now = loop.now()
+    let uid = credentials.uid
+    if admissions[uid] == nil, admissions.count >= 4 * configuration.maxClients + maxDeferredUsers {
+      admissions = admissions.filter {
+        !$0.value.deferred.isEmpty || !$0.value.bucket.holds($0.value.bucket.burst, at: now)
+      }
+    }
+    var a = admissions[uid] ?? Admission(bucket: limits.acceptBucket(at: now))
+    defer { admissions[uid] = a }
+    if a.deferred.isEmpty, a.bucket.holds(1, at: now) {
+      a.bucket.spend(1, at: now)
+      admit(fd, credentials)
+      return true
+    }
+    // Full: those that gave up while waiting make room first (a reconnect storm leaves
+    // many), so only a user whose waiting peers are all still there is refused.
+    if a.deferred.count >= configuration.maxDeferredPerUser { prune(&a.deferred) }
+    if deferredCount >= configuration.maxDeferred {
+      for other in admissions.keys where other != uid { prune(&admissions[other]!.deferred) }
+    }
+    guard a.deferred.count < configuration.maxDeferredPerUser, deferredCount < configuration.maxDeferred else {
+      let line = ServerMessage.error(
+        id: nil,
+        ProtocolError(
+          .tooManyClients,
+          "uid \(uid) connects faster than \(limits.acceptsPerSecond) a second; try again later")
+      ).line
+      _ = line.withUnsafeBytes { try? UnixSocket.send(fd, $0) }
+      Syscall.close(fd)
+      return false
+    }
+    a.deferred.append((fd, credentials))
+    deferredCount += 1
+    scheduleAdmissions(limits, at: now, pending: a)
+    return false
+  }
+
+  /// Closes the waiting connections whose peers left without sending anything.
+  private func prune(_ deferred: inout [(fd: Int32, credentials: PeerCredentials)]) {
+    deferred.removeAll { d in
+      guard UnixSocket.peerLeftWithoutSending(d.fd) else { return false }
+      Syscall.close(d.fd)
+      deferredCount -= 1
+      return true
+    }
+  }
+
+  /// The most users whose (empty) admission entries are kept besides those that matter.
+  private let maxDeferredUsers = 64
+
+  /// Arms the admission timer for the soonest instant a waiting user's bucket holds its
+  /// resume level again (a few wake-ups a second per storming user, not one per token).
+  private func scheduleAdmissions(_ limits: ClientRateLimits, at now: MonotonicInstant, pending: Admission? = nil) {
+    var soonest: MonotonicInstant?
+    for a in admissions.values.map({ $0 }) + (pending.map { [$0] } ?? []) where !a.deferred.isEmpty {
+      let at = a.bucket.instant(holding: limits.resumeLevel(of: a.bucket), from: now)
+      soonest = soonest.map { min($0, at) } ?? at
+    }
+    guard let soonest else { return }
+    if let t = admissionTimer {
+      if t.at <= soonest { return }
+      loop.cancel(t.id)
+    }
+    let id = loop.schedule(at: soonest) { [weak self] now in
+      guard let self else { return }
+      self.admissionTimer = nil
+      self.admitDeferred(at: now)
+    }
+    admissionTimer = (id, soonest)
+  }
+
+  /// Greets the waiting connections whose users' buckets refilled, oldest first per user.
+  private func admitDeferred(at now: MonotonicInstant) {
+    guard let limits = configuration.rateLimits else { return }
+    for uid in admissions.keys.sorted() {
+      guard var a = admissions[uid], !a.deferred.isEmpty else { continue }
+      while !a.deferred.isEmpty, a.bucket.holds(1, at: now) {
+        let d = a.deferred.removeFirst()
+        deferredCount -= 1
+        // One that gave up while waiting costs nothing, as in the listening queue.
+        if UnixSocket.peerLeftWithoutSending(d.fd) {
+          Syscall.close(d.fd)
+          continue
+        }
+        a.bucket.spend(1, at: now)
+        admit(d.fd, d.credentials)
+      }
+      admissions[uid] = a
+    }
+    scheduleAdmissions(limits, at: now)
   }
 
   /// Level-triggered accept would spin while out of descriptors or of accept tokens: stop
@@ -291,12 +408,11 @@ public final class ControlServer {
     listenerPause = loop.schedule(at: instant) { [weak self] _ in
       guard let self, let w = self.listenerWatch else { return }
       self.listenerPause = nil
-      self.isAcceptThrottled = false
       try? self.loop.setInterest(w, .readable)
     }
   }
 
-  private func admit(_ fd: Int32) {
+  private func admit(_ fd: Int32, _ credentials: PeerCredentials) {
     if clients.count >= configuration.maxClients { closeHungUpClients() }
     if clients.count >= configuration.maxClients {
       // A fresh socket's send buffer always has room for one short line.
@@ -306,12 +422,6 @@ public final class ControlServer {
       _ = line.withUnsafeBytes { try? UnixSocket.send(fd, $0) }
       Syscall.close(fd)
       log("refused a client: \(configuration.maxClients) clients connected")
-      return
-    }
-    let credentials: PeerCredentials
-    do { credentials = try UnixSocket.peerCredentials(fd) } catch {
-      log("SO_PEERCRED: \(error); closing the connection")
-      Syscall.close(fd)
       return
     }
     let id = ClientID(rawValue: nextClient)

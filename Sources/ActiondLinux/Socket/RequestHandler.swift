@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// Identifies one connection for the lifetime of the server; never reused, so a late

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CActiondShim
 
 /// The process environment as a dictionary, read once where needed. Components take an

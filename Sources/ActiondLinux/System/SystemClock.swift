@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// The daemon's clock: CLOCK_MONOTONIC, the clock libevdev timestamps and timerfd use.

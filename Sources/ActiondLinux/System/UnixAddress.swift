@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// An AF_UNIX socket address: a filesystem path, or an abstract name (written `@name`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `import Glibc` does not expose to Swift on Debian 12: epoll, timerfd, signalfd,
 // eventfd, struct ucred, accept4, the CMSG_* macros, posix_spawn's GNU file actions and getaddrinfo_a. Kept tiny on purpose: each
 // wrapper exists only because Swift cannot see the macro or declaration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counts heap allocations made through malloc and friends, for actiond-bench only.
 //
 // The benchmark executable defines malloc, calloc, realloc, free, posix_memalign,

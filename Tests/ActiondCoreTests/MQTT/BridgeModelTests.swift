@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Testing
 
 @testable import ActiondCore
@@ -436,13 +437,149 @@ private func components(_ message: MQTTMessage) throws -> JSONObject {
       return
     }
     #expect(unknown.contains("unknown") && unavailable.contains("unavailable"))
+    // Without actiond's snapshot a command is held, not refused (BridgeHoldTests).
     m.value.daemonLost()
+    #expect(m.value.command(topic: "actiond/pi/control/org_example_bell/set", payload: Array("PRESS".utf8)) == .held)
+  }
+}
+
+@Suite struct BridgeHoldTests {
+  private func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+  private func at(_ seconds: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds: seconds * 1_000_000_000) }
+
+  @Test func commandsBeforeTheSnapshotAreHeldAndReleasedInOrderOnce() {
+    let m = Ref(BridgeModel(topics: topics, identity: identity))
+    let sent = [
+      ("actiond/pi/control/org_example_timer/set", "ON"), ("actiond/pi/control/org_example_bell/set", "PRESS"),
+      ("actiond/pi/control/org_example_timer/set", "OFF"), ("actiond/pi/button/action/assignment/set", "Lamp"),
+    ]
+    for (i, (topic, payload)) in sent.enumerated() {
+      #expect(m.value.command(topic: topic, payload: bytes(payload), at: at(Int64(i))) == .held)
+    }
+    #expect(m.value.heldCount == 4)
+    #expect(m.value.heldDeadline == at(0) + BridgeModel.holdLimit)
+    // Nothing is released before the snapshot.
+    #expect(m.value.takeHeld(at: at(5)).perform.isEmpty)
+    m.value.load(buttons: [button("action", hold: timer)], controls: [timer, lamp, bell])
+    let (perform, expired) = m.value.takeHeld(at: at(5))
+    #expect(expired.isEmpty)
+    #expect(perform.map { $0.topic } == sent.map { $0.0 })
+    #expect(perform.map { String(decoding: $0.payload, as: UTF8.self) } == sent.map { $0.1 })
+    #expect(m.value.heldCount == 0 && m.value.heldDeadline == nil)
+    // Taken once: a second take gives nothing.
+    #expect(m.value.takeHeld(at: at(6)).perform.isEmpty)
+    // Carried out in order, each is a request: ON then OFF both perform (the pending value).
+    let timerPerform = Request.Body.perform(.control(kind: "org.example.timer", configuration: [:]))
+    let decisions = perform.map { m.value.command(topic: $0.topic, payload: $0.payload, at: at(6)) }
     #expect(
-      m.value.command(topic: "actiond/pi/control/org_example_bell/set", payload: Array("PRESS".utf8))
-        == .refused("actiond is unreachable"))
+      decisions == [
+        .request(timerPerform, pendingControl: "org_example_timer"),
+        .request(.perform(.control(kind: "org.example.bell", configuration: [:])), pendingControl: nil),
+        .request(timerPerform, pendingControl: "org_example_timer"),
+        .request(.assign(button: "action", kind: "org.example.lamp", configuration: [:]), pendingControl: nil),
+      ])
+  }
+
+  @Test func heldCommandsAreBoundedInCountAndTime() {
+    let m = Ref(BridgeModel(topics: topics, identity: identity))
+    let set = "actiond/pi/control/org_example_bell/set"
+    let half = BridgeModel.maxHeld / 2
+    // Received in order: half at 0 s, half at 20 s.
+    for i in 0..<BridgeModel.maxHeld {
+      #expect(m.value.command(topic: set, payload: bytes("PRESS"), at: at(i < half ? 0 : 20)) == .held)
+    }
+    guard case .refused(let why) = m.value.command(topic: set, payload: bytes("PRESS"), at: at(21)) else {
+      Issue.record("the command over the bound is not refused")
+      return
+    }
+    #expect(why.contains("\(BridgeModel.maxHeld) commands already wait"))
+    // Malformed ones are not held.
+    #expect(m.value.command(topic: "actiond/pi/nothing", payload: bytes("ON"), at: at(21)) != .held)
+    // Those from 0 s expire at 30 s; those from 20 s not yet.
+    #expect(m.value.expireHeld(at: at(29)).isEmpty)
+    let expired = m.value.expireHeld(at: at(30))
+    #expect(expired.count == half && expired.allSatisfy { $0.at == at(0) })
+    #expect(m.value.heldDeadline == at(20) + BridgeModel.holdLimit)
+    m.value.load(buttons: [], controls: [bell])
+    let (perform, late) = m.value.takeHeld(at: at(31))
+    #expect(late.isEmpty)
+    #expect(perform.count == BridgeModel.maxHeld - half && perform.allSatisfy { $0.at == at(20) })
+    // A snapshot after the limit: what waited is reported, not performed.
+    #expect(m.value.command(topic: set, payload: bytes("PRESS"), at: at(31)) != .held)
+    m.value.daemonLost()
+    #expect(m.value.command(topic: set, payload: bytes("PRESS"), at: at(40)) == .held)
+    m.value.load(buttons: [], controls: [bell])
+    let (none, dropped) = m.value.takeHeld(at: at(70))
+    #expect(none.isEmpty && dropped.count == 1)
+  }
+
+  @Test func commandsTakenButNotCarriedOutAreHeldAgainFirst() {
+    let m = Ref(BridgeModel(topics: topics, identity: identity))
+    let set = "actiond/pi/control/org_example_bell/set"
+    #expect(m.value.command(topic: set, payload: bytes("PRESS"), at: at(3)) == .held)
+    let back = [HeldCommand(topic: "actiond/pi/control/org_example_timer/set", payload: bytes("ON"), at: at(1))]
+    #expect(m.value.requeue(back).isEmpty)
+    m.value.load(buttons: [], controls: [timer, bell])
+    #expect(m.value.takeHeld(at: at(4)).perform.map(\.at) == [at(1), at(3)])
+  }
+}
+
+@Suite struct BridgeRetainedTests {
+  @Test func aStateChangeAnnouncedThreeTimesIsPublishedOnce() {
+    let m = Ref(readyModel())
+    #expect(m.value.publishStates(all: true).count == 6)
+    var on = timer
+    on.value = true
+    // actiond's `state` event, its `performed`, the perform's reply: one change.
+    #expect(m.value.apply(.state(control: on, buttons: ["action"]), unixOffset: 0).messages.map(\.text) == ["ON"])
+    #expect(m.value.apply(.performed(button: nil, source: .socket, control: on), unixOffset: 0).messages.isEmpty)
+    #expect(m.value.refresh(on).isEmpty)
+    // A new snapshot publishes what changed; a reconnect everything.
+    #expect(m.value.publishStates(all: false).isEmpty)
+    #expect(m.value.publishStates(all: true).count == 6)
+    // The answer to a refused command states it again all the same.
     #expect(
-      m.value.command(topic: "actiond/pi/control/x/set", payload: Array("ON".utf8))
-        == .refused("actiond is unreachable"))
+      m.value.restate(commandTopic: "actiond/pi/control/org_example_timer/set").map(\.text) == ["online", "ON"])
+  }
+
+  @Test func aControlRemovedByAReloadHasItsRetainedTopicsCleared() {
+    let m = Ref(readyModel())
+    _ = m.value.publishStates(all: true)
+    m.value.load(buttons: [button("action", hold: timer)], controls: [timer, bell])
+    #expect(
+      m.value.takeClears() == [
+        MQTTMessage(topic: "actiond/pi/control/org_example_lamp/availability", payload: [], retain: true),
+        MQTTMessage(topic: "actiond/pi/control/org_example_lamp/state", payload: [], retain: true),
+      ])
+    #expect(m.value.takeClears().isEmpty)
+    #expect(m.value.publishStates(all: false).isEmpty)
+  }
+
+  @Test func retainedTopicsAPreviousRunLeftAreClearedWhenTheyDescribeNothing() {
+    let m = Ref(BridgeModel(topics: topics, identity: identity))
+    // Found at the brief subscription, before actiond's snapshot.
+    for t in [
+      "actiond/pi/control/org_example_gone/state", "actiond/pi/control/org_example_gone/availability",
+      "actiond/pi/control/org_example_timer/state", "actiond/pi/button/old/assignment",
+    ] {
+      #expect(m.value.noteRetained(topic: t).isEmpty)
+    }
+    // Not a state topic: never touched.
+    #expect(m.value.noteRetained(topic: "actiond/pi/bridge").isEmpty)
+    m.value.load(buttons: [button("action", hold: timer)], controls: [timer])
+    #expect(
+      m.value.takeClears().map(\.topic) == [
+        "actiond/pi/button/old/assignment", "actiond/pi/control/org_example_gone/availability",
+        "actiond/pi/control/org_example_gone/state",
+      ])
+    // Once the snapshot is in, one is cleared at once; one that describes something is not.
+    #expect(
+      m.value.noteRetained(topic: "actiond/pi/control/x/state")
+        == [MQTTMessage(topic: "actiond/pi/control/x/state", payload: [], retain: true)])
+    #expect(m.value.noteRetained(topic: "actiond/pi/control/org_example_timer/availability").isEmpty)
+    #expect(topics.isStateTopic("actiond/pi/button/action/assignment"))
+    #expect(!topics.isStateTopic("actiond/pi/button/action/assignment/set"))
+    #expect(!topics.isStateTopic("actiond/pi/control/x/set"))
   }
 }
 

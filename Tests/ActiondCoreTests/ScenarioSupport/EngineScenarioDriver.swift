@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import Foundation
 
@@ -10,6 +11,7 @@ import Foundation
 ///                            loaded through ConfigurationLoader like the daemon does
 ///     timer-latency SPAN     how late the engine's timer fires (default 0ms)
 ///     trace effects          also print what the engine asks of the adapter
+///     trace log              also print the engine's log lines of level notice
 ///
 /// Steps:
 ///
@@ -18,7 +20,7 @@ import Foundation
 ///     intent ok | intent fail WORDS...         the oldest running intent finishes
 ///     value on|off|unavailable                 the oldest pending value read answers
 ///     perform BUTTON | perform-kind KIND       socket `perform`
-///     press BUTTON                             socket `press` (a simulated short press)
+///     press BUTTON [hold=SPAN | double]        socket `press` (a virtual press; short by default)
 ///     set KIND on|off                          socket `set`
 ///     assign BUTTON KIND [NAME=VALUE...]       socket `assign`
 ///     reload [KIND]                            socket `reload`
@@ -41,6 +43,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       case "timer-latency" where line.words.count == 2:
         latency = try ScenarioParser.parseSpan(line.words[1], file: scenario.name, line: line.number)
       case "trace" where line.words == ["trace", "effects"]: recorder.traceEffects = true
+      case "trace" where line.words == ["trace", "log"]: recorder.traceLog = true
       // Each run's exec argv, and the engine's notices (what the log says in words).
       case "trace" where line.words == ["trace", "commands"]:
         recorder.traceEffects = true
@@ -131,10 +134,18 @@ enum EngineScenarioDriver: ScenarioDriver {
             try engine.instance(kind: w[1], configuration: nil), button: nil, source: .socket, completion: reply)
         } catch { reply(.failure(error)) }
       case "press":
-        guard w.count == 2 else { throw fail("usage: press BUTTON") }
-        let b = try buttonIndex(w[1], line)
-        _ = b
-        engine.simulatePress(button: w[1], at: time)
+        let usage = "usage: press BUTTON [hold=SPAN | double]"
+        guard w.count == 2 || (w.count == 3 && w[2] == "double") else { throw fail(usage) }
+        _ = try buttonIndex(w[1], line)
+        var press = w.count == 3 ? VirtualPress.double : .short
+        for option in try line.options(in: scenario.name) {
+          guard option.key == "hold", w.count == 2 else { throw fail(usage) }
+          press = .hold(try ScenarioParser.parseSpan(option.value, file: scenario.name, line: line.number))
+        }
+        switch engine.simulatePress(button: w[1], press, at: time) {
+        case .success: break
+        case .failure(let refusal): recorder.emit("reply \(refusal)")
+        }
       case "set":
         guard w.count == 3, ["on", "off"].contains(w[2]) else { throw fail("usage: set KIND on|off") }
         do {
@@ -219,6 +230,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     var runs: [ControlEngine.PerformJob] = []
     var reads: [ControlEngine.ValueReadJob] = []
     var traceEffects = false
+    var traceLog = false
     var traceCommands = false
 
     func emit(_ text: String) { lines.append("@\(now - EngineScenarioDriver.origin) \(text)") }
@@ -275,6 +287,7 @@ enum EngineScenarioDriver: ScenarioDriver {
       return " hints=[" + hints.map { "\($0.gesture.rawValue):\($0.hint)" }.joined(separator: "|") + "]"
     }
     func log(_ level: LogLevel, _ message: String) {
+      if traceLog && level == .notice { emit("log \(level) \(quote(message))") }
       if level >= .warning && message.contains("bug") { emit("bug \(quote(message))") }
       if traceCommands && level == .notice { emit("notice \(quote(message))") }
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 /// Drives ``ButtonRecognizers`` from a scenario, simulating the event loop's timer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 
 // Golden scenario files, after keyd's `t/*.t`: header lines configure the thing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import Glibc
 import Testing
@@ -79,12 +80,15 @@ import Testing
     let requests = limits.requestBucket(at: .zero)
     let bytes = limits.byteBucket(at: .zero)
     let accepts = limits.acceptBucket(at: .zero)
+    let server = ServerConfiguration()
     for promise in [
       "count: \(limits.requestBurst) at once, then \(limits.requestsPerSecond) per second",
       "Bytes read from a connection count too: \(kib(limits.byteBurst)) at once, then \(kib(limits.bytesPerSecond)) per second",
       "back to a quarter of what it may send at once (\(limits.resumeLevel(of: requests)) requests, \(kib(limits.resumeLevel(of: bytes))))",
-      "New connections, all clients together: \(limits.acceptBurst) at once, then \(limits.acceptsPerSecond) per second",
-      "accepts none until \(limits.resumeLevel(of: accepts)) are allowed again",
+      "New connections, per user: \(limits.acceptBurst) at once, then \(limits.acceptsPerSecond) per second",
+      "(from when \(limits.resumeLevel(of: accepts)) are allowed again)",
+      "At most \(server.maxDeferredPerUser) connections of one user, and \(server.maxDeferred) of all users, wait",
+      "At most \(server.acceptsPerTurn) new connections are greeted (and \(4 * server.acceptsPerTurn) accepted) per turn",
     ] {
       #expect(text.contains(promise), "docs/protocol.md does not say: \(promise)")
     }

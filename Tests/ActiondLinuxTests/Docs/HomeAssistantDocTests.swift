@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import FoundationEssentials
 import Testing
@@ -36,6 +37,29 @@ import Testing
       i += 1
     }
     return out
+  }
+
+  /// Every key the configuration file takes is in the guide and in `--help`, with its flag,
+  /// and the list is the loader's: each key is known to it, and a flag the parser takes.
+  @Test func everyConfigurationKeyIsInTheGuideAndInHelp() throws {
+    for (key, flag) in BridgeSettings.keys {
+      #expect(Self.doc.contains("`\(key)`"), "docs/home-assistant.md does not name \(key)")
+      #expect(BridgeOptions.usage.contains(key), "--help does not name \(key)")
+      if let flag {
+        #expect(BridgeOptions.usage.contains(flag + " "), "--help does not list \(flag)")
+        #expect(Self.doc.contains("`\(flag)`"), "docs/home-assistant.md does not name \(flag)")
+        #expect((try? BridgeOptions.parse([flag, "x"])) != nil, "\(flag) is not a flag")
+      }
+      // The key in a document of its own: never "unknown key" (a wrong value is fine here).
+      let path = key.split(separator: ".")
+      var text = "1"
+      for part in path.reversed() { text = "{ \(part): \(text) }" }
+      do {
+        _ = try BridgeSettings.load(ConfigurationSource(name: "k.json5", text: text))
+      } catch {
+        #expect(!error.description.contains("unknown key"), "\(key): \(error.description)")
+      }
+    }
   }
 
   @Test func configurationExampleLoads() throws {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import Glibc
 import Testing
@@ -108,6 +109,36 @@ import Testing
     let noDaemon = try run(h, ["--socket", h.directory.file("missing.sock"), "status"], socket: false)
     #expect(noDaemon.exitStatus == 3)
     #expect(noDaemon.errorOutput.contains("ENOENT"))
+  }
+
+  /// `press --hold MS` and `--double` become the request's `holdMs` and `double`; bad
+  /// values are usage errors (exit 2) that say what is wrong, before anything is sent.
+  @Test func pressHoldAndDouble() throws {
+    let h = try ServerHarness()
+    let hold = try run(h, ["press", "--hold", "700"])
+    #expect(hold.exitStatus == 0, "\(hold.errorOutput)")
+    #expect(h.handler.requests.last?.0.body == .press(button: "action", .hold(.milliseconds(700))))
+    let double = try run(h, ["press", "action", "--double"])
+    #expect(double.exitStatus == 0, "\(double.errorOutput)")
+    #expect(h.handler.requests.last?.0.body == .press(button: "action", .double))
+    let zero = try run(h, ["press", "--hold=0", "action"])
+    #expect(zero.exitStatus == 0, "\(zero.errorOutput)")
+    #expect(h.handler.requests.last?.0.body == .press(button: "action", .hold(.zero)))
+    let sent = h.handler.requests.count
+    for (args, message) in [
+      (["press", "--hold", "-5"], "--hold takes whole milliseconds from 0 to 120000, got \"-5\""),
+      (["press", "--hold", "120001"], "--hold takes whole milliseconds from 0 to 120000, got \"120001\""),
+      (["press", "--hold", "1.5"], "--hold takes whole milliseconds from 0 to 120000, got \"1.5\""),
+      (["press", "--hold"], "--hold needs a number of milliseconds"),
+      (["press", "--hold", "700", "--double"], "press takes --hold MS or --double, not both"),
+      (["press", "--long"], "press has no option \"--long\" (its options: --hold MS, --double)"),
+      (["press", "a", "b"], "press takes at most one BUTTON, got 2"),
+    ] {
+      let child = try run(h, args)
+      #expect(child.exitStatus == 2, "\(args)")
+      #expect(child.errorOutput.hasPrefix("actionctl: \(message)\n"), "\(args): \(child.errorOutput)")
+    }
+    #expect(h.handler.requests.count == sent)
   }
 
   @Test func socketFromTheEnvironment() throws {

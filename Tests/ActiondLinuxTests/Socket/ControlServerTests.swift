@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import CActiondShim
 import Glibc
@@ -688,8 +689,42 @@ import Testing
     #expect(fifth.messages.isEmpty)
   }
 
-  /// New connections beyond the accept burst wait in the listening queue; all get in, at
-  /// the accept rate, and the listener listens again.
+  /// Admission is fair per user: a storm of connections from one uid spends that uid's
+  /// accept rate only. Another uid's `actionctl version`, connecting behind the whole
+  /// storm, is answered while the storm's connections still wait (no timing in the
+  /// assertion: with one accept rate for everyone it would come after all of them). The
+  /// storm's excess beyond the per-user bound is closed with `too-many-clients`; every
+  /// waiting one is greeted later.
+  @Test func anotherUsersConnectionIsServedBeforeAStormDrains() throws {
+    let limits = ClientRateLimits.standard
+    let h = try ServerHarness { $0.rateLimits = limits }
+    #expect(chmod(h.path, 0o666) == 0 && chmod(h.directory.path, 0o755) == 0)
+    let stormSize = 100  // within the listening backlog (128), all queued before the server runs
+    var storm: [TestClient] = []
+    for _ in 0..<stormSize { storm.append(try TestClient(path: h.path)) }
+    let other = try ChildProcess(
+      ["/usr/bin/setpriv", "--reuid=65533", "--regid=65533", "--clear-groups"]
+        + [try actionctlPath(), "--socket", h.path, "version"])
+    try h.pump(storm) { other.poll() }
+    #expect(other.exitStatus == 0, "\(other.errorOutput)")
+    let waiting = storm.count { $0.messages.isEmpty && !$0.eof }
+    #expect(waiting > 0, "the other user was served only after the storm drained")
+    #expect(h.server.isAcceptThrottled)
+    try h.pump(storm) { storm.allSatisfy { !$0.messages.isEmpty || $0.eof } }
+    let greeted = storm.count { if case .hello? = $0.messages.first { true } else { false } }
+    let refused = storm.count {
+      if case .error(nil, let e)? = $0.messages.first { e.code == .tooManyClients } else { false }
+    }
+    let server = ServerConfiguration()
+    // The burst at once, the waiting ones later, the rest refused: here the client limit
+    // (64) is reached first, then the per-user bound of waiting connections would be.
+    #expect(greeted == min(limits.acceptBurst + server.maxDeferredPerUser, server.maxClients))
+    #expect(refused == stormSize - greeted)
+    #expect(!h.server.isAcceptThrottled && h.server.deferredConnectionCount == 0)
+  }
+
+  /// New connections of one user beyond its accept burst are accepted and wait ungreeted;
+  /// all are greeted, at the accept rate, and no timer is left.
   @Test func connectionsBeyondTheAcceptBurstWaitInTheQueue() throws {
     var limits = Self.testLimits
     limits.acceptBurst = 4

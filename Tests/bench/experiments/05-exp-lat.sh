@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 / issue 13 item 14), one boot: reactor variants, actiond variants, abuse;
 # the hand-written section "The C reactor with actiond's deadline work, and under the same
 # abuse" of docs/benchmarks.md. Not part of `make bench`: copy it into Tests/vm/bench/, then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14, issue 15 item 5), one boot: the clients' quiet around a
 # deadline, alternating within one daemon, and CLOCK_MONOTONIC stamps of the deadline turn;
 # docs/benchmarks.md, hand-written section "The clients' quiet around a deadline". Not part

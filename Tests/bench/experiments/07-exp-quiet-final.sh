@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: the build with the clients' quiet (the guest's
 # actiond) against the build before it (actiond-base, given with BENCH_EXTRA_BINS),
 # interleaved rounds, idle and under the 50 abusers, with the C reactor + subscriber idle

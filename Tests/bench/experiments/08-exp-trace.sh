@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: a scheduler trace (ftrace sched_switch and
 # sched_wakeup, CLOCK_MONOTONIC) of 30 of actiond's holds under the 50 abusers, to see which
 # tasks run between a deadline and the subscriber's read of `held`; docs/benchmarks.md,

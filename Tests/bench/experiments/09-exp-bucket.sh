@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: the build with the clients' rate limits (a
 # token bucket per connection and one for accepts: the guest's actiond) against the build
 # before it (actiond-base, given with BENCH_EXTRA_BINS), interleaved rounds, idle and under

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 item 5), one boot: the deadline turn's steps, stamped by trial builds
 # (10-stamps-trial.py applied to a copy of the tree, never committed to Sources) of
 # the build before (actiond-stampA) and, when given, of the build with argv/envp prepared

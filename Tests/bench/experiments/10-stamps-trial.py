@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EXPERIMENT ONLY (never committed): CLOCK_MONOTONIC stamps of the deadline turn's steps,
 # printed to stderr at stop: "stamp D wake handler runIntent reqStart reqEnd runEntry
 # prepStart spawn0 spawn1 runRet".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: the clients' rate limits at several settings, under
 # the 50 abusers only (idle the limits change nothing: 09-exp-bucket.sh), interleaved rounds:
 # the build before them (actiond-base) and a trial build (actiond-trial: the kept build plus

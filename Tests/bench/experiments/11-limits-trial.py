@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EXPERIMENT ONLY (never committed): ACTIOND_EXP_LIMITS=reqBurst,reqRate,byteBurst,byteRate,accBurst,accRate
 # ("off": no limits) overrides ClientRateLimits.standard.
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 item 5), one boot: a scheduler and system-call trace (ftrace,
 # CLOCK_MONOTONIC) of idle holds, actiond against the C reactor doing the same deadline work
 # (`reactor --subscriber --noblock`), two interleaved rounds, to see where actiond's command

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: command start under the 50 abusers against the
 # clients' quiet after the command (EngineEffects.ClientQuiet.after: 10 ms today, ended early
 # by the command's first output or exit), a trial build (13-quiet-trial.py's

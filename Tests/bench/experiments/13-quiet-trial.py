@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EXPERIMENT ONLY (never committed as code): ACTIOND_EXP_QUIET=BEFORE_MS,AFTER_MS overrides
 # EngineEffects.ClientQuiet.standard (the clients' quiet around a deadline and after the
 # command it started).

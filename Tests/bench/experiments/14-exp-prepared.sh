@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 items 1 and 5, issue 13 item 14), one boot: the build that readies a
 # hold's command at its key-down (the guest's actiond) against the build before it
 # (actiond-base, given with BENCH_EXTRA_BINS), interleaved rounds of idle holds with the C

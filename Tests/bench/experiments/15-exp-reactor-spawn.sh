@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 item 5), one boot: what actiond's spawn costs the C reactor. The
 # reactor doing actiond's deadline work with its bare posix_spawn (`--subscriber --noblock`)
 # against the same with actiond's posix_spawn (`--spawn`: own process group, signals reset,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the one-boot experiments in Tests/bench/experiments (sourced after lib.sh and
 # /vm/bench-lib.sh; Tests/bench/vm.sh puts this file at /vm/exp-lib.sh in every bench boot).
 # act_start TAG BIN [WRAPPER...]: BIN (a name in the guest's PATH: actiond or a variant build

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Figures of Tests/bench/experiments/10-exp-prep.sh out of a serial log: per series the
 deadline turn's stamps (p50/p99 after the deadline, and of each step from the stamp before)
 and command start (deadline -> the command's first instruction, paired by ACTIOND_PRESS_TIME).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Figures of Tests/bench/experiments/06-exp-quiet.sh and 07-exp-quiet-final.sh out of a
 serial log: per series `held` (deadline -> subscriber read) and command start (deadline ->
 the command's first instruction, paired by ACTIOND_PRESS_TIME); for a series with `alt` in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads Tests/bench/experiments/08-exp-trace.sh's serial log: for each `held`, when the
 subscriber was woken after the deadline and which tasks ran (ms) between the deadline and
 its read.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads Tests/bench/experiments/12-exp-turn-trace.sh's serial log: for each traced hold, from
 the hold deadline to the command's first instruction (its `record` stamp), when the spawner
 (actiond or the C reactor) woke, how long it ran before the clone, how long the child took

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches Debian 12 (bookworm)'s arm64 kernel, udev and busybox-static, the
 # libraries udevadm links, and the run-time libraries of the actiond package
 # (libevdev2, libudev1, libgcc-s1: the guest runs the cross-built actiond on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The arm64 tier: proves 70-actiond.rules on a *real* gpio-keys device.
 #
 # qemu-system-aarch64's `virt` board has a gpio-keys power button on its PL061

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: the limits in this VM. timerfd overshoot alone; posix_spawn of the recording command
 # alone (the spawn floor) and fork + execve of it; a minimal C reactor (epoll on the evdev fd, one timerfd,
 # posix_spawn) from the key-down timestamp to a subscriber's read and from the hold deadline

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: actiond (release build) on the real evdev path. Idle wakeups and memory after start;
 # BENCH_N holds with an exec intent running the recording command, watched by a subscriber
 # (pressed/held receipt times); then BENCH_ABUSE_N more holds while BENCH_ABUSE_CLIENTS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: Debian's triggerhappy (thd) running the recording command on the key's press.
 # timeout: 300
 . "$VM_LIB"

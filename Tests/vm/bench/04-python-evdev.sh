@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: a python-evdev press/hold script (Tests/vm/bench/hold.py, what users write today),
 # with the host's python3 and python3-evdev shared read-only over 9p.
 # timeout: 400

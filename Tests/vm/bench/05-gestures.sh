@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: gestures (issue 16). One actiond (release build, log level warning) with two buttons
 # that differ only in a `doublePress` assignment, each on a uinput device of its own:
 # `plain` (hold only, as in 02-actiond) and `double` (the same hold, plus a doublePress with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: the threshold tick (issue 17), next to `held` after the same deadlines. One actiond
 # (release build, log level warning), one button on a `benchtool device` with a sysfs feedback
 # LED ticking on `held`: the Caps Lock LED class device of an actiond-testdev --leds device of

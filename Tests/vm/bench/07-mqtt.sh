@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bench: a key hold to an MQTT subscriber (issue 19), next to actiond's socket subscriber
 # after the same deadlines. One actiond (release build, log level warning) with one button on
 # a `benchtool device` assigned a store toggle (no command: the figure is the announcement's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest helpers of the bench scenarios (sourced after lib.sh). The settings come from
 # /vm/bench.env, written by Tests/bench/vm.sh: BENCH_N (samples per figure), BENCH_HOLD_MS
 # (hold threshold), BENCH_IDLE_S (idle window), BENCH_BLAST (presses for the RSS growth),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Press/hold on one key with python-evdev, the way users write it today: a select() loop
 with the hold deadline as its timeout, the command started with subprocess at the deadline.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A gpio-keys look-alike made through uinput (BUS_HOST, 0001:0001, no EV_REP): a 700 ms press is
 # read back by a second process with kernel timestamps on the sender's clock (CLOCK_MONOTONIC),
 # each stamped after it was sent, and the kernel adds no autorepeat.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A QEMU USB keyboard hot-plugged from the host over QMP (device_add on the xhci bus) appears
 # as an evdev node that udev marks ID_INPUT_KEY; a 700 ms key press sent from the host over QMP
 # (input-send-event) is read in the guest, with the keyboard's own autorepeat while held; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian's udevd applies a rule from /etc/udev/rules.d to a uinput device: the tag and the
 # property show in `udevadm info` and in udev's tag index; a device the rule does not match gets
 # neither. A gpio-keys look-alike gets ID_INPUT_KEY but not ID_INPUT_KEYBOARD (so matching must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A device with EV_REP (the usb-keyboard preset) is autorepeated by the input core while a key
 # is held (value 2 after REP_DELAY, then every REP_PERIOD), with delay and period as set
 # through uinput; the same hold on a device without EV_REP (gpio-keys) produces no repeats.

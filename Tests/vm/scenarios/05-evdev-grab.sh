@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # EVIOCGRAB: while one reader holds the grab, another reader of the same device sees nothing;
 # once the grabbing reader is gone, the other sees key presses again. This is what actiond's
 # `grab: true` relies on to keep a button's key from reaching other programs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A device destroyed while its key is held: the reader gets a hang-up and the node disappears;
 # the device created again gets a node that a new reader can use.
 #

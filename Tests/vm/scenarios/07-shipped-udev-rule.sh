@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The shipped udev-rules/70-actiond.rules on Debian's udevd: a device a local rule marks with
 # ENV{ACTIOND_BUTTON}="action" (69-actiond-vm-local.rules) gets the tag `actiond`, group input
 # and mode 0660, and is in udev's tag index (what libudev's tag match reads). A uinput

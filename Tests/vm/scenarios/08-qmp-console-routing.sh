@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QMP input routing (the console-id gotcha): input-send-event's `device` names a display
 # console, not a keyboard. A usb-kbd bound to the console (display=vga0) gets the events sent
 # to console vga0; events sent without a console go to the most recently added keyboard.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # actiond's input layer (actiond-input-probe: InputManager, libudev, libevdev) on a gpio-keys
 # look-alike: one open for two buttons, a button whose key the device lacks refused, the
 # initial key state read (a key already down appears down, its release is no press), press

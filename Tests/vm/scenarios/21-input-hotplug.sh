@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # actiond's input layer follows udev: a button whose device is absent waits quietly and binds
 # when it appears; unplugging mid-hold reports the button lost; the replugged device is bound
 # again and read.

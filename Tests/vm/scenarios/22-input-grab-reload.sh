@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Grabs by actiond's input layer: a grab another program holds is reported (EBUSY) and taken
 # at the next reload once free; while grabbed, another reader sees nothing; a reload (SIGHUP)
 # that turns grab off releases it without closing the device.

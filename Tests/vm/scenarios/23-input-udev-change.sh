@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # udev rules decide: a device that gains ACTIOND_BUTTON (and the shipped rules' `actiond` tag)
 # through a rule and a `change` event is bound; removing the rule and triggering again
 # unbinds it (current tags and properties, not stale ones).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SYN_DROPPED: while actiond's input layer is stopped, far more events arrive than the
 # kernel's buffer holds; on reading again it resynchronises through libevdev and reports the
 # key's real state (down) instead of replaying guessed presses, then keeps reading normally.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Node permissions, as an unprivileged user: a node it cannot open is reported with the errno
 # (and the button waits); a node it can only read is opened read-only, grabbed and read.
 # timeout: 40

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a short press ($SHORT_MS) on a tagged button announces the hint and performs nothing.
 # The template for daemon scenarios: device, configuration, daemon, subscriber, input, then
 # assertions on what the subscriber saw and on the daemon's state.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a hold of threshold + 400 ms performs exactly once, at the threshold (while the key is
 # still down, by the kernel's timestamps), and announces the resulting state.
 # timeout: 60

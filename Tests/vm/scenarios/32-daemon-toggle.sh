@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a toggle held twice goes on then off, and the hint flips between the holds
 # ("Hold to Start" -> "Hold to Stop" -> "Hold to Start").
 # timeout: 60

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a device with EV_REP autorepeats the held key (value 2 every 33 ms after 250 ms); a
 # hold of threshold + 500 ms still performs exactly once and the repeats never start another press.
 # timeout: 60

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: the button's key on a device the match does not select, and another key on the
 # matched device, are both ignored; the button's key on the matched device still works.
 # timeout: 60

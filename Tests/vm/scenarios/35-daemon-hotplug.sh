@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: started before its device exists, it binds the device when it appears; the device
 # removed mid-hold cancels the press as device-lost (no perform, not a short press although the
 # input core may report a release at removal, not a resync); re-added, it works again.

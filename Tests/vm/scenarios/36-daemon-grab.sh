@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: with grab on, another reader of the device sees nothing while the daemon sees the
 # press; with grab off, the other reader sees the key too.
 # timeout: 60

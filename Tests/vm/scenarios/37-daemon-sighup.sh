@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: SIGHUP with a changed configuration takes effect (threshold HOLD_MS -> 2 x HOLD_MS: a
 # press of HOLD_MS + 400 ms is then a short press); SIGHUP with a broken configuration is rejected, announced with
 # its problems, and the running configuration stays.

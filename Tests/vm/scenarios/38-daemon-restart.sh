@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a restart keeps the assignment and the toggle's state (state directory).
 # timeout: 90
 . "$VM_LIB"

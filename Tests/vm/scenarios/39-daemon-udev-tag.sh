@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: without any match in its configuration, the daemon binds exactly the devices the
 # shipped udev rule tags `actiond` (here through a local ACTIOND_BUTTON rule), found through
 # libudev, and not the untagged gpio-keys look-alike nor the AT keyboard with the same id.

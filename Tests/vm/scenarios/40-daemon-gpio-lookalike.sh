@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a button shaped like a GPIO button (uinput "gpio-keys": BUS_HOST, 0001:0001, no
 # EV_REP, KEY_POWER + KEY_PROG1) matched by name: it binds that device and not the AT keyboard,
 # which has the same bus-independent id 0001:0001; short press and hold behave.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon with a QEMU USB keyboard driven from the host over QMP (a second, independent input
 # path: xhci + usbhid + hid-generic): short press, hold (with the keyboard's autorepeat), and
 # unplug mid-hold (cancelled, no perform); plugged again it is bound again.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: an exec intent's command starts at the hold threshold, exactly once, while the key
 # is still down, and knows which press started it (ACTIOND_PRESS_TIME is the kernel's
 # key-down stamp, the `time` of the `pressed` event). A short press runs nothing, and a

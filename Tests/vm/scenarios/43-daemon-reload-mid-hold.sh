@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: a SIGHUP reload that leaves the button's entry unchanged neither cancels a press in
 # progress nor performs its hold twice, even when the reload removes another button of the same
 # device: the hold is performed once, at its threshold, a second reload after the hold changes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, double press (issue 16): on a button with a doublePress assignment, a second
 # key-down within doublePressWindowMs of the first press's release (kernel stamps) is a
 # double press: `double-pressed` (time = the second key-down's stamp, gapMs = second

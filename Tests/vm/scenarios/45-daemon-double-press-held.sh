@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, double press whose second press is held (issue 16): on a button with hold,
 # doublePress and longHold assignments, the second press of a double press is consumed by
 # it: the doublePress control performs once at the second key-down, and holding that press

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, long hold (issue 16): on a button with hold and longHold assignments, one press
 # kept down performs the hold's control at holdThresholdMs (`held` stamped key-down +
 # threshold, carrying `longHold` {kind, hint, deadline = key-down + longHoldThresholdMs})

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, momentary toggle / push-to-talk (issue 16): a toggle assigned to the hold with
 # `momentary: true` runs its exec intent with ACTIOND_VALUE=1 at the hold threshold while the
 # key is down and with ACTIOND_VALUE=0 at the release (both with ACTIOND_PRESS_TIME = that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, momentary toggle and reload (issue 16): a SIGHUP reload mid-hold that changes the
 # held button's entry (its key moves to KEY_POWER) ends the press, and a momentary toggle's
 # off still runs then (ACTIOND_VALUE=0, ACTIOND_PRESS_TIME = the held press's key-down),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, double press costs nothing where it is not configured (issue 16): two buttons on
 # one device, `panel` (KEY_PROG1) with a doublePress assignment and `plain` (KEY_POWER) with
 # a hold only. A short press of `plain` is `released` as soon as it is read: before the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, feedback on the button's own device (issue 17): `led` outputs are EV_LED written to
 # the evdev descriptor the daemon holds, and the device receives exactly the patterns, as
 # the kernel delivers them to its uinput descriptor (stamped there, CLOCK_MONOTONIC):

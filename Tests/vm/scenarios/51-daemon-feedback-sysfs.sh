@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, feedback on an LED class device (issue 17): the kernel's own `inputN::capslock`
 # (input-leds, for a device with EV_LED LED_CAPSL), driven through sysfs, reaches the
 # device as EV_LED (read from its uinput descriptor): a hold shows pressed (on from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, beeper feedback (issue 17): `sound` outputs are EV_SND written to an input device
 # that has it, and the device receives exactly the patterns, as the kernel delivers them to
 # its uinput descriptor (stamped there, CLOCK_MONOTONIC):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, rumble feedback (issue 17): a `rumble` output uploads one FF_RUMBLE effect
 # (EVIOCSFF) when its device is bound, plays it with EV_FF at the moment and stops it when the
 # pattern ends, and removes it (EVIOCRMFF) when the daemon stops. The uinput devices answer the

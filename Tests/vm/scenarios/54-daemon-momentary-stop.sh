@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon, momentary toggle held on at a stop (issue 30): a push-to-talk key is held and
 # its on command (`exec sleep 30`) still runs when actiond gets SIGTERM. The stop ends the
 # on command (reported `stopped` in the log, not a timeout), then runs the off

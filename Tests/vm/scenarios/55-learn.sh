@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # actiond learn on real devices: it takes the next key-down and nothing else (not the
 # autorepeat and release of a key held on device A when it started, only the press on B),
 # closes everything and exits; the button snippet it printed, in a configuration, makes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Daemon: `actionctl watch --notify` on a real hold (a uinput press of threshold + 400 ms) is
 # one notification from the hint to the result: the first notify-send creates it with the bar
 # at the start (the value hint), timer steps fill the bar toward the threshold while the key is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # actiond-mqtt (issue 19): a real key hold on a uinput device reaches an MQTT subscriber on
 # the host. actiond and the bridge run in the guest; Debian's mosquitto and a mosquitto_sub
 # run on the host (vmrun.py, for this batch's boot); the guest's only way out is qemu's

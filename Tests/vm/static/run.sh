@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-static: the installed release binaries run on a machine without the
 # Swift toolchain.
 #

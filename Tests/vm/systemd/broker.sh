@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
 # broker.sh: the MQTT broker of the systemd VM tiers, sourced in the guest by
 # test-systemd (Tests/vm/systemd/run.sh) and test-deb-systemd (Tests/deb/systemd-guest.sh),
 # which copy it to /etc/actiond-vmtest-broker.sh. The caller defines fail MESSAGE.
 #
-# The broker is Debian's mosquitto of this machine's /usr (which is the guest's /usr in
-# both tiers), listening on port 1883 of every address, so on the loopback, which
+# The broker is Debian's mosquitto of the guest's /usr (this machine's /usr in both tiers,
+# or the Debian root of test-deb-debian13, which includes it), listening on port 1883 of every address, so on the loopback, which
 # actiond-mqtt.service as shipped may reach (IPAddressAllow=localhost). It runs as the
 # transient unit vmtest-mosquitto (as root: the guest has no user mosquitto).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-systemd: the installed units under a real systemd (PID 1) in a VM.
 #
 # The guest's root is a tmpfs holding this machine's /usr (9p, read-only: the
@@ -36,7 +37,12 @@ for m in 9p 9pnet_virtio virtio_pci overlay evdev uinput; do
   modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' >"$work/modules"
 mkdir -p "$root/modules"
-n=0; while read -r ko; do n=$((n + 1)); cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")"; done <"$work/modules"
+# Debian 13's modules are xz-compressed (a Debian 13 machine's kernel); busybox insmod takes
+# them uncompressed.
+n=0; while read -r ko; do
+  n=$((n + 1)) to=$root/modules/$(printf %02d $n)-$(basename "${ko%.xz}")
+  case $ko in *.xz) xz -dc "$ko" >"$to" ;; *) cp "$ko" "$to" ;; esac
+done <"$work/modules"
 
 # udev: this machine's /usr has none (the VM tier fetches Debian's package, the same version
 # as this systemd). The guest gets the package's files as a read-only overlay layer over /usr
