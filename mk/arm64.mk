@@ -7,17 +7,19 @@
 #                         scripts/cross-arm64's compiler (trixie's swiftlang) and bookworm
 #                         arm64 sysroot, cached in .cache/cross-arm64 (CROSS_CACHE; kept by
 #                         `make clean`, removed by `make clean-cross`)
-#   make test-arm64       that, then Tests/vm/arm64/run.sh: udev and the real actiond on a
-#                         gpio-keys button of qemu's `virt` board (see there)
+#   make test-arm64       that and test-deb's checks of it (make test-deb ARCH=arm64), then
+#                         Tests/vm/arm64/run.sh: the glibc floor, Debian 13's libraries, udev
+#                         and the real actiond on a gpio-keys button of qemu's `virt` board.
+#                         From nothing 10-15 minutes (a Debian 13 root, ~1 GB once, and a
+#                         full release build); with the cache and unchanged sources about 2.5.
 #
-# The cross build: mmdebstrap makes the compiler root, util-linux's unshare and mount's mount
-# (not in a minimal root) enter it;
-# binutils-aarch64-linux-gnu strips the binaries (dh_strip); qemu-user's qemu-aarch64 runs
-# them on this machine against a sysroot (the package build's check, test-deb, Debian 13's
-# libraries). For the VM: qemu-system-arm provides qemu-system-aarch64; kmod's
-# depmod/modprobe resolve the guest's modules on the host; binutils' readelf checks the
-# sysroot has every library udevadm links and reads the binaries' glibc versions; cpio/gzip
-# pack the initramfs; python3 speaks QMP.
+# The cross build: mmdebstrap makes the compiler root, util-linux's unshare and mount's
+# mount (not in a minimal root) enter it; binutils-aarch64-linux-gnu strips the binaries
+# (dh_strip); qemu-user's qemu-aarch64 runs them on this machine against a sysroot (the
+# package build's check, test-deb, Debian 13's libraries). For the VM: qemu-system-arm
+# provides qemu-system-aarch64; kmod's depmod/modprobe resolve the guest's modules on the
+# host; binutils' readelf checks the sysroot has every library udevadm links and reads the
+# binaries' glibc versions; cpio/gzip pack the initramfs; python3 speaks QMP.
 CROSS_APT_PACKAGES := mmdebstrap util-linux mount binutils-aarch64-linux-gnu qemu-user
 cross-prepare cross-release: APT_PACKAGES += $(CROSS_APT_PACKAGES)
 test-arm64: APT_PACKAGES += $(CROSS_APT_PACKAGES) qemu-system-arm cpio gzip kmod binutils python3
