@@ -84,8 +84,12 @@ run: build
 ## test: every tier — lint, the deviceless tests, then the tiers in mk/*.mk — each run even
 ## when an earlier one failed, then a summary naming what failed and where its logs are
 ## (scripts/run-tiers; each tier's output is also in .build/test-logs/TIER.log).
+## SKIP_TIERS="tier ...": tiers left out of this run, named in its summary (CI's Debian 13
+## run leaves out the two whose guests cannot yet boot a Debian 13 userland: .ci/run says why).
+SKIP_TIERS ?=
 test: deps
-	@MAKE="$(MAKE)" scripts/run-tiers lint test-unit $(TEST_TIERS)
+	@$(if $(strip $(SKIP_TIERS)),echo "make test: skipping $(strip $(SKIP_TIERS)) (SKIP_TIERS)";) \
+	MAKE="$(MAKE)" scripts/run-tiers lint test-unit $(filter-out $(SKIP_TIERS),$(TEST_TIERS))
 
 ## test-stress: `make test` STRESS_RUNS times in a row (default 3) while stress-ng keeps
 ## every core busy with CPU work (STRESS_CPUS workers, default one per core), to show that
