@@ -36,10 +36,7 @@ TEST_TIERS += test-install test-man test-static
 
 # The C++ runtime is linked in too (mk/static-libstdc++/libstdc++.so says why): one search
 # directory ahead of the compiler's, so the binaries need neither libswiftCore nor libstdc++.
-# -z relro as Debian builds every package (dpkg-buildflags): the Swift driver links with gold
-# where binutils-gold is installed, which makes it, but without gold (Debian 13's swiftlang
-# alone) the binaries had no RELRO segment (lintian: hardening-no-relro).
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(CURDIR)/mk/static-libstdc++ -Xlinker -z -Xlinker relro
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(CURDIR)/mk/static-libstdc++
 MAN_SOURCES := $(wildcard docs/man/*.md)
 MAN_PAGES := $(patsubst docs/man/%.md,.build/man/%,$(MAN_SOURCES))
 # Guides installed next to the examples (those that exist: several areas write them).
