@@ -27,9 +27,12 @@ GCC_MAJOR := $(or $(shell gcc -dumpversion 2>/dev/null | cut -d. -f1),$(if $(fil
 # links with clang, which Debian's gcc only recommends them to), lowdown for the man pages.
 # Each test tier adds its own on its rule (`test-x: APT_PACKAGES += ...` in mk/*.mk), which
 # `deps` installs when that tier runs: `make run` installs nothing that only tests need.
+# binutils-gold: one of Swift's documented prerequisites, and the linker its driver picks when
+# it is there, which gives the binaries a RELRO segment as Debian builds everything (lintian:
+# hardening-no-relro); Debian 13's swiftlang alone links without one.
 # The Swift toolchain itself: see `deps`.
 APT_PACKAGES := libevdev-dev libudev-dev pkg-config libmosquitto-dev libssl-dev libc6-dev \
-  libstdc++-$(GCC_MAJOR)-dev lowdown
+  libstdc++-$(GCC_MAJOR)-dev lowdown binutils-gold
 TEST_TIERS :=
 BENCH_TIERS :=
 
