@@ -32,7 +32,7 @@ import Testing
       let exit = try h.stop()
       #expect(exit == 0)
     }
-    let kept = entries(of: h.stateDirectory).filter { $0.contains("corrupt") }
+    let kept = listDirectory(h.stateDirectory).filter { $0.contains("corrupt") }
     #expect(kept == ["state.json.corrupt-18", "state.json.corrupt-19", "state.json.corrupt-20"])
     for i in 18...20 {
       #expect(readFile(h.stateDirectory + "/state.json.corrupt-\(i)") == "{\"version\": 1, \"start\": \(i), [trunc")
@@ -64,16 +64,4 @@ import Testing
     for n in 1...5 { #expect(readFile(h.stateDirectory + "/state.json.corrupt-\(n)") == "old \(n)") }
     #expect(readFile(h.stateDirectory + "/state.json.corrupt-6") == "garbage {")
   }
-}
-
-/// The names in `path`, sorted.
-private func entries(of path: String) -> [String] {
-  guard let dir = opendir(path) else { return [] }
-  defer { closedir(dir) }
-  var names: [String] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    if name != "." && name != ".." { names.append(name) }
-  }
-  return names.sorted()
 }

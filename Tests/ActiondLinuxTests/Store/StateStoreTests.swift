@@ -19,7 +19,7 @@ import Testing
     #expect(outcome == .missing)
     try store.save(sample)
     #expect(readFile(stateDir + "/state.json") == sample.encoded())
-    #expect(directoryListing(stateDir) == ["state.json"], "no temporary file left behind")
+    #expect(listDirectory(stateDir) == ["state.json"], "no temporary file left behind")
     let (loaded, loadedOutcome) = StateStore(directory: stateDir).load()
     #expect(loadedOutcome == .loaded)
     #expect(loaded == sample)
@@ -218,7 +218,7 @@ import Testing
       next = loaded + 1
     }
     #expect(progressed > 0, "seed \(seed): the writer completed saves in some rounds")
-    #expect(!directoryListing(dir.path).contains { $0.contains("corrupt") }, "seed \(seed)")
+    #expect(!listDirectory(dir.path).contains { $0.contains("corrupt") }, "seed \(seed)")
   }
 }
 
@@ -258,15 +258,4 @@ func testHelperPath() -> String? {
     if directory.isEmpty { break }
   }
   return nil
-}
-
-private func directoryListing(_ path: String) -> [String] {
-  guard let dir = opendir(path) else { return [] }
-  defer { closedir(dir) }
-  var names: [String] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    if name != "." && name != ".." { names.append(name) }
-  }
-  return names.sorted()
 }

@@ -31,16 +31,19 @@ final class TemporaryDirectory {
   }
 
   /// Names of the entries in this directory.
-  func entries() -> [String] {
-    guard let dir = opendir(path) else { return [] }
-    defer { closedir(dir) }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-      if name != "." && name != ".." { names.append(name) }
-    }
-    return names.sorted()
+  func entries() -> [String] { listDirectory(path) }
+}
+
+/// The names in the directory at `path` but `.` and `..`, sorted; none when it cannot be read.
+func listDirectory(_ path: String) -> [String] {
+  guard let dir = opendir(path) else { return [] }
+  defer { closedir(dir) }
+  var names: [String] = []
+  while let entry = readdir(dir) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    if name != "." && name != ".." { names.append(name) }
   }
+  return names.sorted()
 }
 
 func removeTree(_ path: String) {
