@@ -32,6 +32,7 @@ test-ha: APT_PACKAGES += $(HA_APT_PACKAGES)
 ha-screenshot: APT_PACKAGES += $(HA_APT_PACKAGES) chromium fonts-dejavu-core
 TEST_TIERS += test-ha
 
+# --ha VERSION=ROOT for each version (its root made by then: this only prints its path).
 HA_ROOTS = $(foreach v,$(HA_VERSIONS),--ha $(word 1,$(subst :, ,$(v)))=$$(Tests/ha/root.sh $(word 2,$(subst :, ,$(v))) $(word 1,$(subst :, ,$(v))) $(HA_CACHE)))
 
 .PHONY: test-ha ha-screenshot
@@ -39,6 +40,7 @@ test-ha: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond
 	$(SWIFT) build $(BUILD_FLAGS) --product actionctl
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
+	@for v in $(HA_VERSIONS); do Tests/ha/root.sh "$${v#*:}" "$${v%%:*}" "$(HA_CACHE)" >/dev/null; done
 	/usr/bin/python3 Tests/ha/test_ha.py --bin "$(BIN_DIR)" $(HA_ROOTS)
 
 ## ha-screenshot: the device page of the newest pinned Home Assistant, as
