@@ -272,10 +272,12 @@ def lines(path):
 
 class Bridge:
     def __init__(self, bin_dir, work, actiond):
-        self.process = Process("actiond-mqtt", [
-            os.path.join(bin_dir, "actiond-mqtt"), "--log-level", "debug", "--host", "127.0.0.1",
-            "--port", str(BROKER_PORT), "--socket", actiond.socket, "--node-id", NODE,
-            "--device-id", DEVICE_ID, "--device-name", DEVICE_NAME, "--keepalive", "5"], work)
+        config = os.path.join(work, "mqtt.json5")
+        with open(config, "w") as f:
+            json.dump({"broker": {"host": "127.0.0.1", "port": BROKER_PORT}, "socket": actiond.socket,
+                       "homeAssistant": {"nodeId": NODE, "deviceId": DEVICE_ID, "deviceName": DEVICE_NAME}}, f)
+        self.process = Process("actiond-mqtt", [os.path.join(bin_dir, "actiond-mqtt"), "--config", config,
+                                                "--log-level", "debug"], work)
 
     def start(self):
         self.process.start()
