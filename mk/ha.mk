@@ -6,7 +6,7 @@
 #                       a Debian root of its own (Tests/ha/root.sh), onboarded and given MQTT
 #                       through its API, with mosquitto, actiond and actiond-mqtt, asserted
 #                       from Home Assistant's side
-#   make ha-screenshot  docs/images/home-assistant-device.png from the same live set-up
+#   make ha-screenshot  docs/home-assistant-device.png from the same live set-up
 #                       (scripts/ha-screenshot; headless Chromium)
 #
 # HA_VERSIONS: VERSION:SUITE pairs. The suite is the Debian release whose Python the
@@ -44,10 +44,10 @@ test-ha: deps
 	/usr/bin/python3 Tests/ha/test_ha.py --bin "$(BIN_DIR)" $(HA_ROOTS)
 
 ## ha-screenshot: the device page of the newest pinned Home Assistant, as
-## docs/images/home-assistant-device.png
+## docs/home-assistant-device.png
 ha-screenshot: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond
 	$(SWIFT) build $(BUILD_FLAGS) --product actionctl
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
 	scripts/ha-screenshot --bin "$(BIN_DIR)" --cache "$(HA_CACHE)" --version "$(lastword $(HA_VERSIONS))" \
-	  docs/images/home-assistant-device.png
+	  docs/home-assistant-device.png

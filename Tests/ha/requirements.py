@@ -26,6 +26,11 @@ NOT_ALWAYS = {"DISCOVERY_INTEGRATIONS", "STAGE_1_INTEGRATIONS", "DEFAULT_INTEGRA
               "DEFAULT_INTEGRATIONS_RECOVERY_MODE", "DEBUGGER_INTEGRATIONS"}
 # Members of the always-read sets that are set up only when configured (a debugger, Sentry).
 ONLY_CONFIGURED = {"debugpy", "sentry"}
+# Requirements left out: camera imports turbojpeg only to scale snapshots, in a try (its
+# img_util logs an error and goes on without it, as it does without libturbojpeg), and
+# 2024.11's PyTurboJPEG needs numpy 1.26, which has no wheel for Python 3.13: pip would
+# compile it (10 minutes on two busy cores).
+LEFT_OUT = {"pyturbojpeg"}
 
 
 def literal_names(node, names):
@@ -102,7 +107,8 @@ def main():
         requirements |= set(manifest.get("requirements", []))
         todo |= set(manifest.get("dependencies", [])) | set(manifest.get("after_dependencies", []))
     for r in sorted(requirements):
-        print(r)
+        if r.split("=")[0].split("<")[0].split(">")[0].strip().lower() not in LEFT_OUT:
+            print(r)
     print(f"requirements.py: {len(seen)} integrations, {len(requirements)} requirements", file=sys.stderr)
 
 

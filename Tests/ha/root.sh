@@ -39,7 +39,10 @@ fi
 [ "$(id -u)" = 0 ] || die "making the root needs root (mmdebstrap, chroot)"
 command -v mmdebstrap >/dev/null || die "needs mmdebstrap (apt-get install mmdebstrap)"
 mkdir -p "$cache/wheels-$version"
+# An older root of this suite and version, and what a build killed before its end left
+# (an hour old: a build of this moment may be running).
 rm -rf "$cache/root-$suite-$version-"*
+find "$cache" -maxdepth 1 -name "root-$suite-$version.*.tmp" -mmin +60 -exec rm -rf {} +
 tmp=$(mktemp -d "$cache/root-$suite-$version.XXXXXX.tmp")
 log=$cache/root-$suite-$version.log
 started=$(date +%s)
@@ -108,6 +111,8 @@ rm -rf "$tmp/root/src-ha"; rmdir "$tmp/root/wheels"
 # The install's glob above must have found exactly one site-packages.
 [ -x "$tmp/root/opt/ha/bin/hass" ] || die "no /opt/ha/bin/hass in the root"
 touch "$tmp/root/.complete"
-mv "$tmp/root" "$root"
+# -T: should another build have finished the same root meanwhile, this one is dropped
+# (the trap) rather than moved inside it.
+mv -T "$tmp/root" "$root" 2>/dev/null || [ -e "$root/.complete" ] || die "cannot move the root to $root"
 say "root for Home Assistant $version ($suite, $(chroot "$root" python3 --version)) made in $(($(date +%s) - started)) s: $(du -sm "$root" | cut -f1) MB"
 echo "$root"

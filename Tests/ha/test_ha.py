@@ -49,6 +49,10 @@ import urllib.request
 
 import websocket  # python3-websocket (websocket-client)
 
+# Tests/ha/screenshot.py imports this file as test_ha: the same module, not a second copy
+# with its own list of processes to end.
+sys.modules.setdefault("test_ha", sys.modules[__name__])
+
 DEADLINE = float(os.environ.get("HA_TEST_DEADLINE", "60"))
 # Home Assistant's start on a loaded two-core machine: several minutes for the first one.
 START_DEADLINE = float(os.environ.get("HA_START_DEADLINE", "600"))
