@@ -58,8 +58,11 @@ trap cleanup EXIT
 # for 3.13; some for 3.14) are compiled. The host's apt options apply (its mirror may need
 # Check-Valid-Until off, as forky's Release file on a snapshot mirror does).
 say "making the $suite root for Home Assistant $version (mmdebstrap)"
+# (The customize hook notes the size of the packages apt downloaded, before mmdebstrap
+# empties its cache.)
 mmdebstrap --quiet --variant=apt --include=python3,python3-venv,python3-dev,gcc,g++,ca-certificates \
   --aptopt='Acquire::Check-Valid-Until "false"' --aptopt='Acquire::Retries "3"' \
+  --customize-hook="du -sm \"\$1/var/cache/apt/archives\" | cut -f1 >'$tmp/debs-mb'" \
   "$suite" "$tmp/root" "$tmp/sources" >"$log" 2>&1 \
   || { tail -20 "$log" >&2; die "mmdebstrap $suite failed (log: $log)"; }
 for c in $cas; do cp "$c" "$tmp/root/usr/local/share/ca-certificates/"; done
@@ -105,6 +108,7 @@ INNER
 mkdir -p "$tmp/root/src-ha"
 cp "$here/requirements.py" "$tmp/root/src-ha/"
 say "installing Home Assistant $version from PyPI into the root"
+wheels_before=$(du -sm "$cache/wheels-$version" | cut -f1)
 unshare --mount --propagation private bash -c "$inner" inner "$tmp/root" "$version" "$cache/wheels-$version" >>"$log" 2>&1 \
   || { tail -30 "$log" >&2; die "installing Home Assistant $version failed (log: $log)"; }
 rm -rf "$tmp/root/src-ha"; rmdir "$tmp/root/wheels"
@@ -114,5 +118,7 @@ touch "$tmp/root/.complete"
 # -T: should another build have finished the same root meanwhile, this one is dropped
 # (the trap) rather than moved inside it.
 mv -T "$tmp/root" "$root" 2>/dev/null || [ -e "$root/.complete" ] || die "cannot move the root to $root"
-say "root for Home Assistant $version ($suite, $(chroot "$root" python3 --version)) made in $(($(date +%s) - started)) s: $(du -sm "$root" | cut -f1) MB"
+say "root for Home Assistant $version ($suite, $(chroot "$root" python3 --version)) made in $(($(date +%s) - started)) s:" \
+  "$(du -sm "$root" | cut -f1) MB; downloaded $(cat "$tmp/debs-mb") MB of Debian packages," \
+  "$(($(du -sm "$cache/wheels-$version" | cut -f1) - wheels_before)) MB of new wheels (those pip built included)"
 echo "$root"
