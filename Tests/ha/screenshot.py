@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import tempfile
-import time
 import urllib.request
 
 import websocket

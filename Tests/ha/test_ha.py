@@ -8,7 +8,8 @@ a PID namespace (every process dies with it, however the test ends): Debian's mo
 real actiond (deviceless: its socket's `press`, through actionctl), the bridge, and Home
 Assistant in its Debian root (chroot, read-only, its configuration in a temporary
 directory), onboarded through its HTTP API with MQTT added through its config flow. Then,
-asked of Home Assistant (REST and websocket APIs), never of the broker:
+asked of Home Assistant (REST and websocket APIs) and, for what was performed, of actiond
+(its socket, the files its exec intents write); never of the broker:
 
   device    the device's name, manufacturer, model, sw_version; every entity (switch, button,
             select, event) with its state, matching actiond's
@@ -29,7 +30,6 @@ Chromium (scripts/ha-screenshot). Every wait has a deadline; nothing sleeps to t
 """
 
 import argparse
-import base64
 import fcntl
 import json
 import os
