@@ -26,11 +26,12 @@ NOT_ALWAYS = {"DISCOVERY_INTEGRATIONS", "STAGE_1_INTEGRATIONS", "DEFAULT_INTEGRA
               "DEFAULT_INTEGRATIONS_RECOVERY_MODE", "DEBUGGER_INTEGRATIONS"}
 # Members of the always-read sets that are set up only when configured (a debugger, Sentry).
 ONLY_CONFIGURED = {"debugpy", "sentry"}
-# Requirements left out: camera imports turbojpeg only to scale snapshots, in a try (its
-# img_util logs an error and goes on without it, as it does without libturbojpeg), and
-# 2024.11's PyTurboJPEG needs numpy 1.26, which has no wheel for Python 3.13: pip would
-# compile it (10 minutes on two busy cores).
-LEFT_OUT = {"pyturbojpeg"}
+# Requirements left out where numpy is pinned below 2 (2024.x: 1.26, which has no wheel for
+# Python 3.13, so pip would compile it: 10 minutes on two busy cores): PyTurboJPEG, which
+# needs it and which 2024.11's camera imports only to scale snapshots, in a try (its
+# img_util logs an error and goes on, as it does without libturbojpeg). Later releases
+# pin a numpy with wheels, and their camera does not start without it.
+LEFT_OUT_WITH_OLD_NUMPY = {"pyturbojpeg"}
 
 
 def literal_names(node, names):
@@ -106,8 +107,13 @@ def main():
         manifest = json.load(open(path))
         requirements |= set(manifest.get("requirements", []))
         todo |= set(manifest.get("dependencies", [])) | set(manifest.get("after_dependencies", []))
+    left_out = set()
+    with open(os.path.join(package, "package_constraints.txt")) as f:
+        for line in f:
+            if line.startswith("numpy==") and int(line.split("==")[1].split(".")[0]) < 2:
+                left_out = LEFT_OUT_WITH_OLD_NUMPY
     for r in sorted(requirements):
-        if r.split("=")[0].split("<")[0].split(">")[0].strip().lower() not in LEFT_OUT:
+        if r.split("=")[0].split("<")[0].split(">")[0].strip().lower() not in left_out:
             print(r)
     print(f"requirements.py: {len(seen)} integrations, {len(requirements)} requirements", file=sys.stderr)
 
