@@ -1125,9 +1125,19 @@ def newer_daemon(bin_dir, work):
              "momentary": False, "control": mute},
             {"type": "event", "event": "state", "kind": "org.example.mute", "buttons": ["action"], "control": muted},
         ]
-        newer_events = [dict(e, hints=e["hints"] + [{"gesture": "squeeze", "kind": "org.example.mute",
-                                                     "hint": "Squeeze to Mute"}]) if "hints" in e else e
-                        for e in events]
+        # Values no version knows inside known members: a hint of an unknown gesture, a perform
+        # from an unknown source by an unknown gesture, an assignment to an unknown gesture.
+        newer_events = []
+        for e in events:
+            if "hints" in e:
+                e = dict(e, hints=e["hints"] + [{"gesture": "squeeze", "kind": "org.example.mute",
+                                                 "hint": "Squeeze to Mute"}])
+            if e["event"] == "performed":
+                e = dict(e, source="schedule", gesture="squeeze")
+            if e["event"] == "state":
+                newer_events.append({"type": "event", "event": "assigned", "button": "action", "gesture": "squeeze",
+                                     "kind": "org.example.timer", "momentary": False, "control": timer})
+            newer_events.append(e)
         mark = sub.mark()
         daemons["plain"].push(events)
         daemons["newer"].push(newer_events)
@@ -1142,7 +1152,8 @@ def newer_daemon(bin_dir, work):
         assert published["actiond/NODE/control/org_example_timer/state"] == "ON", got
         assert published["actiond/NODE/button/action/assignment"] == "Mute", got
         ok("known events after unknown ones are bridged as from today's daemon: 4 gestures, 2 state changes, "
-           "an assignment (a hint of an unknown gesture left out)")
+           "an assignment (a hint of an unknown gesture left out, a perform from an unknown source by an unknown "
+           "gesture bridged, an assignment to an unknown gesture skipped)")
 
         mark = sub.mark()
         sub.publish("actiond/newer/control/org_example_timer/set", "OFF")
