@@ -14,12 +14,14 @@
 # (2025.5 and later need 3.13.2), 2026.3 and later need 3.14.2, which only forky (Debian's
 # testing) has. 2024.11.0 is the oldest that takes device-based discovery.
 #
-# Downloads are cached under $(ACTIOND_CACHE)/ha: each root (~1.5 GB; rebuilt when its
-# script, suite or version changes) and the wheels pip took for it. Without a cache, about
-# 2 minutes and 0.5 GB from PyPI and 0.1 GB from the Debian mirror per version; with it,
-# nothing is downloaded. Root is needed (mmdebstrap, namespaces, chroot); the tier's processes
-# run in a network namespace of their own (loopback only) and a PID namespace that ends
-# them all with the test.
+# Downloads are cached under $(ACTIOND_CACHE)/ha: each root (1.2 GB for 2024.11.0, 1.6 GB
+# for 2026.11.0; made again when its script, requirements, suite or version changes) and
+# the wheels pip took for it (0.15 and 0.25 GB). Measured on 2026-12-03 on 2 shared cores at
+# load 6 to 8: from nothing 16 minutes (the roots 8 and 6.5 minutes; 0.19 GB from the Debian
+# mirror and 0.4 GB from PyPI, some wheels compiled for Python 3.13); cached, 76 s for the
+# whole tier (each Home Assistant's run 30 to 50 s), nothing downloaded. Root is needed
+# (mmdebstrap, namespaces, chroot); the tier's processes run in a network namespace of
+# their own (loopback only) and a PID namespace that ends them all with the test.
 #
 # Host packages: mmdebstrap makes the roots; util-linux's unshare the namespaces; mosquitto
 # the broker; python3-websocket speaks Home Assistant's websocket API; chromium (the

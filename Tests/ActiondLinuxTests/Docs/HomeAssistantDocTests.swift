@@ -159,7 +159,8 @@ import Testing
   }
 
   /// The Home Assistant releases the page says the payloads were checked against, and the
-  /// minimum it names, are those the checker (Tests/mqtt/homeassistant.py) was written from.
+  /// minimum it names, are those the checker (Tests/mqtt/homeassistant.py) was written from;
+  /// the range it names is the one `make test-ha` runs (mk/ha.mk's HA_VERSIONS, oldest first).
   @Test func checkedReleasesAreTheCheckers() throws {
     let checker = try String(contentsOfFile: Self.top + "/Tests/mqtt/homeassistant.py", encoding: .utf8)
     let wheels = checker.matches(of: #/homeassistant-(\d+\.\d+\.\d+)-py3-none-any\.whl/#).map { String($0.output.1) }
@@ -170,7 +171,12 @@ import Testing
     let first = try #require(
       checker.firstMatch(of: #/homeassistant-(\d+\.\d+\.\d+)-py3-none-any\.whl, the first release with device-based/#)
     ).output.1
-    #expect(Self.doc.contains("Home Assistant **\(first) or later**"))
+    let tier = try String(contentsOfFile: Self.top + "/mk/ha.mk", encoding: .utf8)
+    let pinned = try #require(tier.firstMatch(of: #/\nHA_VERSIONS \?= ([^\n]+)/#)).output.1
+      .split(separator: " ").map { String($0.split(separator: ":")[0]) }
+    #expect(pinned.first == String(first), "make test-ha's oldest Home Assistant is not the documented minimum")
+    let newest = pinned.last ?? ""
+    #expect(Self.doc.contains("Home Assistant **\(first) to \(newest)**"))
   }
 
   /// actiond-mqtt(8) documents exactly the options the bridge's usage lists.
