@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The daemon's brain, with no I/O: button announcements from the recognizers become
-/// hints and performs; performs become intents to run; results become the resulting
-/// state; every change is announced. The Linux side feeds it inputs (key events,
-/// timer expirations, device changes, finished intents, values read, socket requests)
-/// and carries out what it asks through `ControlEngineOutput`.
+/// The daemon's brain, with no I/O: a value that takes one input at a time
+/// (``handle(_:)``: key events, timer expiries, device changes, finished commands, values
+/// read, saves, socket requests, configuration generations) and returns what the outside
+/// world must do, as data (``EngineEffect``). Button announcements from the recognizers
+/// become hints and performs; performs become commands to start; results become the
+/// resulting state; every change is announced. It never calls out: the daemon's
+/// interpreter carries the effects out and feeds their outcomes back as inputs.
 ///
 /// Perform semantics (issue "Controls that do real things"):
 /// - a hold performs exactly once, at the threshold;
@@ -14,7 +16,7 @@
 /// - after success the value is re-read (store-backed values are simply the requested
 ///   one) and the resulting `valueText` announced; after failure the reason is
 ///   announced and nothing changes.
-public final class ControlEngine {
+public struct ControlEngine {
   /// A perform handed to the adapter: run `intent` (already parameter-substituted).
   public struct PerformJob: Hashable, Sendable {
     public let id: UInt64
@@ -86,7 +88,10 @@ public final class ControlEngine {
     case failed(code: ProtocolErrorCode, reason: String)
   }
 
-  public private(set) var configuration: Configuration
+  /// The configuration generation in force (``EngineInput/configuration(_:at:)`` replaces it).
+  public private(set) var generation: ConfigurationGeneration
+  /// The configuration in force: the generation's.
+  public var configuration: Configuration { generation.configuration }
   private var recognizers: ButtonRecognizers
   private var armedDeadline: MonotonicInstant?
   /// What each button's gestures perform now (file or run time): button → gesture → assignment.
@@ -117,29 +122,78 @@ public final class ControlEngine {
   /// client to send a provider request to.
   private var providers: [String: ProviderClient] = [:]
   private var nextJobID: UInt64 = 1
-  private let output: any ControlEngineOutput
+  /// The effects of the input being handled, in the order they arose (``handle(_:)``
+  /// returns and empties it).
+  private var effects: [EngineEffect] = []
+  /// The button whose press's hold command was readied (``EngineEffect/prepareCommand(_:)``).
+  private var preparedFor: String?
+  /// Saves the engine waits for, by token: what to do when the outcome is known.
+  private var awaitedSaves: [UInt64: SaveContinuation] = [:]
+  /// Reloads waiting for their reads, by id: how many are left and who to answer.
+  private var pendingReloads: [UInt64: PendingReload] = [:]
 
   private struct InFlight {
     var job: PerformJob
     /// The definition the intent was planned from: a momentary toggle's off is announced
     /// from it when a reload removed the control while it ran.
     var definition: ControlDefinition
-    var completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    var reply: RequestToken?
     /// Set once the intent succeeded and the value is being re-read.
     var rereading = false
   }
 
   private struct PendingRead {
     var instanceID: String
-    var completions: [(ControlValue) -> Void]
+    var waiters: [ReadWaiter]
   }
 
-  /// A new engine on `configuration`, restoring run-time assignments and store values from
-  /// `state` (what no longer fits the configuration is dropped with a warning).
-  public init(configuration: Configuration, state: StateSnapshot = .empty, output: any ControlEngineOutput) {
-    self.configuration = configuration
-    self.output = output
-    self.recognizers = ControlEngine.makeRecognizers(configuration)
+  /// What waits for a value read (data, not a closure: the engine is a value).
+  private enum ReadWaiter {
+    /// A perform of a value never read: it decides once the value is known.
+    case perform(PerformRequest)
+    /// A perform that succeeded re-read its value: it is announced now.
+    case finishPerform(instanceID: String)
+    /// One of a `reload`'s reads.
+    case reload(UInt64)
+    /// A `refresh` request: answered once the value is known.
+    case reply(RequestToken)
+  }
+
+  /// A perform as asked, kept while its value is read first.
+  private struct PerformRequest {
+    var instance: ControlInstance
+    var button: String?
+    var source: PerformSource
+    var gesture: Gesture?
+    var pressTime: MonotonicInstant?
+    var reply: RequestToken?
+  }
+
+  private struct PendingReload {
+    var remaining: Int
+    var kind: String?
+    var reply: RequestToken?
+  }
+
+  /// What a change does once its save succeeded, or how it is undone when it failed.
+  private enum SaveContinuation {
+    /// A store-backed perform: the value `requested` was stored under `key` (was `old`).
+    case perform(instanceID: String, key: String, old: Bool?, requested: Bool)
+    /// `set`: the value was stored under the instance's key (was `old`).
+    case set(ControlInstance, old: Bool?, new: Bool, reply: RequestToken?)
+    /// `assign`: the button's assignments before it, restored on failure.
+    case assign(
+      ControlInstance, button: String, gesture: Gesture, momentary: Bool,
+      oldStored: [Gesture: StateSnapshot.Assignment]?, oldAssigned: [Gesture: GestureAssignment]?,
+      reply: RequestToken?)
+  }
+
+  /// A new engine on `generation`, restoring run-time assignments and store values from
+  /// `state` (what no longer fits the configuration is dropped with a warning: the
+  /// warnings are the first effects ``handle(_:)`` returns, or ``takeEffects()``).
+  public init(generation: ConfigurationGeneration, state: StateSnapshot = .empty) {
+    self.generation = generation
+    self.recognizers = ControlEngine.makeRecognizers(generation.configuration)
     self.storeValues = state.values
     self.runtimeAssignments = state.assignments
     resolveAssignments(announce: false)
@@ -147,15 +201,97 @@ public final class ControlEngine {
     syncGestures()
   }
 
+  /// A new engine on the first generation of `configuration`.
+  public init(configuration: Configuration, state: StateSnapshot = .empty) {
+    self.init(generation: ConfigurationGeneration(first: configuration), state: state)
+  }
+
+  // MARK: - Inputs
+
+  /// Handles one input and returns its effects, in the order they arose (the daemon's
+  /// interpreter decides the order it carries them out in: docs/architecture.md).
+  public mutating func handle(_ input: EngineInput) -> [EngineEffect] {
+    switch input {
+    case .start: start()
+    case .key(let button, let code, let value, let at): keyEvent(button: button, code: code, value: value, at: at)
+    case .deadline(let at): deadlineReached(at: at)
+    case .deviceAppeared(let button, let keyDown, let at): deviceBound(button: button, keyDown: keyDown, at: at)
+    case .deviceLost(let button, let at): deviceUnbound(button: button, at: at)
+    case .resynchronized(let button, let keyDown, let at): resynchronized(button: button, keyDown: keyDown, at: at)
+    case .commandFinished(let job, let outcome): performFinished(job: job, outcome)
+    case .valueRead(let job, let value): valueRead(job: job, value)
+    case .saved(let token, let error): saved(token, error)
+    case .request(let request, let token): handle(request, reply: token)
+    case .configuration(let generation, let at): apply(generation, at: at)
+    case .stopping: endMomentaryHolds()
+    }
+    rearm()
+    return takeEffects()
+  }
+
+  /// The effects produced since the last ``handle(_:)`` (by ``init(generation:state:)``:
+  /// what restoring the state logged), emptied.
+  public mutating func takeEffects() -> [EngineEffect] {
+    defer { effects = [] }
+    return effects
+  }
+
+  private mutating func handle(_ request: EngineRequest, reply token: RequestToken?) {
+    switch request {
+    case .perform(let instance, let button, let source):
+      perform(instance, button: button, source: source, reply: token)
+    case .set(let instance, let value):
+      set(instance, to: value, reply: token)
+    case .assign(let instance, let button, let gesture, let momentary):
+      assign(instance, to: button, gesture: gesture, momentary: momentary, reply: token)
+    case .reload(let kind):
+      reload(kind: kind, reply: token)
+    case .refresh(let instance):
+      refresh(instance, then: token.map(ReadWaiter.reply))
+    case .press(let button, let press, let at):
+      switch simulatePress(button: button, press, at: at) {
+      case .success: reply(token, .success(.button(button)))
+      case .failure(.unknownButton):
+        reply(token, .failure(ProtocolError(.unknownButton, "no button is named \(JSONEncoding.quoted(button))")))
+      case .failure(.keyDown):
+        reply(
+          token,
+          .failure(
+            ProtocolError(
+              .busy,
+              "button \(button) is down (its key or another press is in progress); press again once it is up")))
+      }
+    case .register(let client, let kinds):
+      registerProvider(client, kinds: kinds, reply: token)
+    case .providerDisconnected(let client):
+      providerDisconnected(client)
+      reply(token, .success(.done))
+    }
+  }
+
+  private mutating func reply(_ token: RequestToken?, _ result: Result<EngineAnswer, ProtocolError>) {
+    guard let token else { return }
+    effects.append(.reply(token, result))
+  }
+
+  /// Answers a `perform` or `set` with the resulting control or the error.
+  private mutating func answer(_ token: RequestToken?, _ result: Result<ControlSnapshot, ProtocolError>) {
+    reply(token, result.map(EngineAnswer.control))
+  }
+
+  private mutating func log(_ level: LogLevel, _ message: String) {
+    effects.append(.log(level, message))
+  }
+
   // MARK: - Start
 
   /// Reads the value of every configured control instance (store-backed ones at once):
   /// the assigned ones, those named since, and the default instance of every definition
-  /// nobody configured yet (what `list` shows). Call once the adapter can run value reads.
-  public func start() {
+  /// nobody configured yet (what `list` shows).
+  private mutating func start() {
     if storeValuesChanged {
       storeValuesChanged = false
-      persist()  // nobody to tell on failure: the adapter logs it and saves again later
+      save()  // nobody to tell on failure: the daemon logs it and saves again later
     }
     for instance in valueInstances() { refresh(instance) }
   }
@@ -169,7 +305,7 @@ public final class ControlEngine {
   /// - Values of kinds the configuration no longer defines are dropped (logged), so the
   ///   state file does not keep what nothing can show. Values of kinds that still exist are
   ///   kept whatever their configuration: the user may assign that configuration again.
-  private func reconcileStoreValues() -> Bool {
+  private mutating func reconcileStoreValues() -> Bool {
     var changed = false
     var named = assignedInstances()
     for definition in configuration.controls {
@@ -186,7 +322,7 @@ public final class ControlEngine {
     {
       storeValues[key] = nil
       changed = true
-      output.log(.notice, "dropped the stored value of \(key): its kind is no longer configured")
+      log(.notice, "dropped the stored value of \(key): its kind is no longer configured")
     }
     return changed
   }
@@ -194,7 +330,7 @@ public final class ControlEngine {
   // MARK: - Buttons
 
   /// A key event from a device serving button `button` (index in `configuration.buttons`).
-  public func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
+  private mutating func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
     if !virtualPresses.isEmpty, code == recognizers[button].keyCode,
       realKeyTakesOver(button: button, value: value, at: time)
@@ -207,9 +343,8 @@ public final class ControlEngine {
     rearm()
   }
 
-  /// The engine's timer (armed through `armTimer`) fired at `now`. The adapter drains the
-  /// devices first, so a release stamped before the deadline is already known.
-  public func deadlineReached(at now: MonotonicInstant) {
+  /// The engine's timer (armed through `armTimer`) fired at `now`.
+  private mutating func deadlineReached(at now: MonotonicInstant) {
     armedDeadline = nil
     runVirtualPresses(upTo: now)
     var outs: [(Int, PressRecognizer.Output)] = []
@@ -228,7 +363,7 @@ public final class ControlEngine {
   /// A device serving `button` was opened; `keyDown` is the key's state at that moment
   /// (a key already down is not a press). Which device serves which button is the input
   /// layer's to know (`buttonStatus(_:devices:)` asks it); the engine only needs the key.
-  public func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
+  private mutating func deviceBound(button: Int, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
     endVirtualPress(button: button, at: time)
     handle(recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time), button: button)
@@ -237,7 +372,7 @@ public final class ControlEngine {
 
   /// The device serving `button` vanished (unplugged, read error), or the kernel released
   /// its keys itself because it is going away: a pending hold is cancelled (`device-lost`).
-  public func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
+  private mutating func deviceUnbound(button: Int, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
     endVirtualPress(button: button, at: time)
     handle(recognizers.deviceLost(button: button, at: time), button: button)
@@ -245,18 +380,18 @@ public final class ControlEngine {
   }
 
   /// Events of the device serving `button` were dropped (SYN_DROPPED); the key is now `keyDown`.
-  public func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
+  private mutating func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
     guard button < recognizers.count else { return }
     endVirtualPress(button: button, at: time)
     handle(recognizers.resynchronized(button: button, keyDown: keyDown, at: time), button: button)
     rearm()
   }
 
-  private func handle(_ out: PressRecognizer.Output, button index: Int) {
+  private mutating func handle(_ out: PressRecognizer.Output, button index: Int) {
     let config = configuration.buttons[index]
     let name = config.name
     if let anomaly = out.anomaly {
-      output.log(.warning, "recognizer anomaly on button \(name): \(anomaly) (a bug; ignored)")
+      log(.warning, "recognizer anomaly on button \(name): \(anomaly) (a bug; ignored)")
     }
     for announcement in out.announcements {
       let hold = assignment(of: name, gesture: .hold)
@@ -296,17 +431,17 @@ public final class ControlEngine {
             }
             performMomentary(hold.instance, on: true, button: name, pressTime: pressedAt)
           } else {
-            perform(hold.instance, button: name, source: .button, gesture: .hold, pressTime: pressedAt, completion: nil)
+            perform(hold.instance, button: name, source: .button, gesture: .hold, pressTime: pressedAt, reply: nil)
           }
         } else if long == nil {
-          output.log(.notice, "button \(name) held, but no control is assigned to it")
+          log(.notice, "button \(name) held, but no control is assigned to it")
         }
       case .longHeld(let at, let pressedAt):
         let long = assignment(of: name, gesture: .longHold)
         announce(.longHeld(button: name, kind: long?.instance.kind, time: at))
         if let long {
           perform(
-            long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, completion: nil)
+            long.instance, button: name, source: .button, gesture: .longHold, pressTime: pressedAt, reply: nil)
         }
       case .releasedAfterHold(let at, let heldFor, let longHeld):
         announce(
@@ -316,11 +451,11 @@ public final class ControlEngine {
         let double = assignment(of: name, gesture: .doublePress)
         announce(.doublePressed(button: name, kind: double?.instance.kind, time: at, gap: gap))
         if let double {
-          perform(double.instance, button: name, source: .button, gesture: .doublePress, pressTime: at, completion: nil)
+          perform(double.instance, button: name, source: .button, gesture: .doublePress, pressTime: at, reply: nil)
         } else {
           // The assignment went away during the window; the recognizer was told, but this
           // press had already been read.
-          output.log(.notice, "button \(name) double-pressed, but no control is assigned to its double press")
+          log(.notice, "button \(name) double-pressed, but no control is assigned to its double press")
         }
       case .releasedAfterDoublePress(let at, let heldFor):
         let double = assignment(of: name, gesture: .doublePress)
@@ -332,9 +467,9 @@ public final class ControlEngine {
         if stage == .pending {
           announce(.cancelled(button: name, kind: hold?.instance.kind, reason: reason.description))
         } else {
-          output.log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
+          log(.debug, "button \(name): press ended by \(reason) after its \(stage)")
           // Not announced, but the press is over: a pattern lasting while the key is down ends.
-          output.buttonMoment(.cancelled, button: name)
+          feedback(.cancelled, button: name)
           endMomentary(button: name, why: "its press ended (\(reason))")
         }
       }
@@ -343,18 +478,20 @@ public final class ControlEngine {
 
   /// Hands the adapter the exec job `hold` would run for this press if nothing changed
   /// before the threshold, so that the command is ready when it comes
-  /// (``ControlEngineOutput/prepareIntent(_:)``). Decided as the hold will decide it, from
+  /// (``EngineEffect/prepareCommand(_:)``). Decided as the hold will decide it, from
   /// the current state alone; nothing is recorded.
-  private func prepareHold(_ hold: GestureAssignment?, button: String, pressTime: MonotonicInstant) {
+  private mutating func prepareHold(_ hold: GestureAssignment?, button: String, pressTime: MonotonicInstant) {
     guard let hold, let definition = configuration.control(kind: hold.instance.kind),
       case .run(let intent, let requested) = plan(
         hold.instance, definition, valueWasRead: false, forcing: hold.momentary ? true : nil),
       case .exec = intent
     else { return }
-    output.prepareIntent(
-      PerformJob(
-        id: 0, kind: hold.instance.kind, instance: hold.instance, intent: intent, controlType: definition.type,
-        requestedValue: requested, button: button, source: .button, pressTime: pressTime, gesture: .hold))
+    preparedFor = button
+    effects.append(
+      .prepareCommand(
+        PerformJob(
+          id: 0, kind: hold.instance.kind, instance: hold.instance, intent: intent, controlType: definition.type,
+          requestedValue: requested, button: button, source: .button, pressTime: pressTime, gesture: .hold)))
   }
 
   /// The hint of every gesture of `button` that has a control, hold first.
@@ -395,7 +532,7 @@ public final class ControlEngine {
   /// Tells every recognizer which gestures its button has now (after assignments changed).
   /// A double-press window in progress on a button that lost the gesture ends as the
   /// short press it was.
-  private func syncGestures() {
+  private mutating func syncGestures() {
     for (index, button) in configuration.buttons.enumerated() where index < recognizers.count {
       let set = gestureSet(button: button.name)
       guard recognizers[index].recognizer.gestures != set else { continue }
@@ -435,7 +572,7 @@ public final class ControlEngine {
   /// The daemon is stopping: every momentary toggle held on by a press goes off now, while
   /// commands may still start (the stop spares these offs, ``PerformJob/endsMomentaryHold``).
   /// An off waiting for its on's command runs once that command ended: the stop ends it.
-  public func endMomentaryHolds() {
+  private mutating func endMomentaryHolds() {
     for button in momentaryHolds.keys.sorted() { endMomentary(button: button, why: "actiond is stopping") }
   }
 
@@ -448,9 +585,9 @@ public final class ControlEngine {
   /// The press that held a momentary toggle on ended (released, device lost, resync,
   /// reload, reassignment, stop): turn it off, whatever happened to the on. `why` is
   /// logged when it is not the release.
-  private func endMomentary(button: String, why: String? = nil) {
+  private mutating func endMomentary(button: String, why: String? = nil) {
     guard let held = momentaryHolds.removeValue(forKey: button) else { return }
-    if let why { output.log(.notice, "button \(button): \(held.instance.kind) goes off: \(why)") }
+    if let why { log(.notice, "button \(button): \(held.instance.kind) goes off: \(why)") }
     performMomentary(
       held.instance, on: false, button: button, pressTime: held.pressTime, definition: held.definition)
   }
@@ -458,7 +595,7 @@ public final class ControlEngine {
   /// A reload or an `assign` changed what `button`'s hold performs or the definition of the
   /// momentary toggle it holds on: that toggle goes off now, with the definition it was
   /// turned on with. The press goes on; its release does nothing more.
-  private func endMomentaryHoldsNoLongerAssigned(why: String) {
+  private mutating func endMomentaryHoldsNoLongerAssigned(why: String) {
     for (button, held) in momentaryHolds.sorted(by: { $0.key < $1.key }) {
       let still = gestureAssignments[button]?[.hold]
       let current = configuration.control(kind: held.instance.kind)
@@ -471,7 +608,7 @@ public final class ControlEngine {
     }
   }
 
-  private func performMomentary(
+  private mutating func performMomentary(
     _ instance: ControlInstance, on: Bool, button: String, pressTime: MonotonicInstant,
     definition: ControlDefinition? = nil
   ) {
@@ -479,17 +616,17 @@ public final class ControlEngine {
       // A later request replaces an earlier queued one: on then off while busy is off.
       queuedMomentary[instance.id] = QueuedMomentary(
         instance: instance, on: on, button: button, pressTime: pressTime, definition: definition)
-      output.log(
+      log(
         .info, "button \(button): \(instance.kind) turns \(on ? "on" : "off") once its running intent finished")
       return
     }
     perform(
       instance, button: button, source: .button, gesture: .hold, pressTime: pressTime, forcing: on,
-      valueWasRead: false, endsMomentaryHold: !on, definition: definition, completion: nil)
+      valueWasRead: false, endsMomentaryHold: !on, definition: definition, reply: nil)
   }
 
   /// An intent of `instanceID` finished (either way): run the momentary perform that waited for it.
-  private func runQueuedMomentary(_ instanceID: String) {
+  private mutating func runQueuedMomentary(_ instanceID: String) {
     guard let queued = queuedMomentary.removeValue(forKey: instanceID) else { return }
     performMomentary(
       queued.instance, on: queued.on, button: queued.button, pressTime: queued.pressTime, definition: queued.definition)
@@ -521,8 +658,7 @@ public final class ControlEngine {
   /// long hold act, a momentary toggle is on while the virtual key is down. The key-up of
   /// a hold is delivered by the engine's own timer at its absolute time, so nobody has to
   /// wait for it. Returns when the virtual key goes up for the last time.
-  @discardableResult
-  public func simulatePress(
+  private mutating func simulatePress(
     button: String, _ press: VirtualPress = .short, at time: MonotonicInstant
   ) -> Result<MonotonicInstant, VirtualPressRefusal> {
     guard let index = configuration.buttons.firstIndex(where: { $0.name == button }), index < recognizers.count
@@ -545,7 +681,7 @@ public final class ControlEngine {
   }
 
   /// Delivers every virtual key edge due at or before `t`, each stamped with its own time.
-  private func runVirtualPresses(upTo t: MonotonicInstant) {
+  private mutating func runVirtualPresses(upTo t: MonotonicInstant) {
     guard !virtualPresses.isEmpty else { return }
     for name in virtualPresses.keys.sorted() {
       guard let index = configuration.buttons.firstIndex(where: { $0.name == name }), index < recognizers.count else {
@@ -570,19 +706,19 @@ public final class ControlEngine {
   /// key is down takes the press over (it is not a new press: the real release ends it,
   /// so holding the real key on keeps a hold going); otherwise the real event is read as
   /// usual. True when the event was consumed.
-  private func realKeyTakesOver(button index: Int, value: Int32, at time: MonotonicInstant) -> Bool {
+  private mutating func realKeyTakesOver(button index: Int, value: Int32, at time: MonotonicInstant) -> Bool {
     let name = configuration.buttons[index].name
     guard virtualPresses[name] != nil else { return false }
     runVirtualPresses(upTo: time)
     guard let key = virtualPresses.removeValue(forKey: name) else { return false }
-    output.log(.info, "button \(name): the key was pressed during a virtual press, which it ends")
+    log(.info, "button \(name): the key was pressed during a virtual press, which it ends")
     return key.isDown && value == 1
   }
 
   /// A device change on `button` (bound, lost, resynchronised) ends a virtual press on it:
   /// its key goes up at `time` (what was due before is delivered first), so the device's
   /// own state is then read against a key that is up, as the kernel reports it.
-  private func endVirtualPress(button index: Int, at time: MonotonicInstant) {
+  private mutating func endVirtualPress(button index: Int, at time: MonotonicInstant) {
     guard !virtualPresses.isEmpty else { return }
     let name = configuration.buttons[index].name
     runVirtualPresses(upTo: time)
@@ -596,21 +732,31 @@ public final class ControlEngine {
 
   /// Every announcement goes out here: to the output, and, when it is a moment of a
   /// button (or changes what a button's hold control shows), to the button's feedback.
-  private func announce(_ event: Event) {
-    output.announce(event)
+  private mutating func announce(_ event: Event) {
+    effects.append(.announce(event))
     if let (button, moment) = ControlEngine.buttonMoment(of: event) {
-      output.buttonMoment(moment, button: button)
+      feedback(moment, button: button)
     }
     switch event {
     case .state(_, let buttons):
       for button in buttons where assignment(of: button, gesture: .hold) != nil {
-        output.holdValueChanged(button: button, isOn: holdValue(button: button))
+        effects.append(.holdValue(button: button, isOn: holdValue(button: button)))
       }
     case .assigned(let button, .hold, _, _):
-      output.holdValueChanged(button: button, isOn: holdValue(button: button))
+      effects.append(.holdValue(button: button, isOn: holdValue(button: button)))
     default:
       break
     }
+  }
+
+  /// A moment of `button`'s press for its feedback. The end of a press also ends the
+  /// command readied for its hold, if the hold did not run it.
+  private mutating func feedback(_ moment: ButtonMoment, button: String) {
+    if moment == .released || moment == .cancelled, preparedFor == button {
+      preparedFor = nil
+      effects.append(.discardPrepared)
+    }
+    effects.append(.feedback(moment, button: button))
   }
 
   /// The button moment an announcement is, if any: a press's moments, and a perform's
@@ -646,72 +792,69 @@ public final class ControlEngine {
     }
   }
 
-  private func rearm() {
+  private mutating func rearm() {
     let next = nextDeadline
     if next != armedDeadline {
       armedDeadline = next
-      output.armTimer(at: next)
+      effects.append(.armTimer(next))
     }
   }
 
   // MARK: - Perform
 
-  /// Performs `instance` as a hold would. The completion (socket performs) gets the
-  /// resulting control or the error; button gestures announce instead.
+  /// Performs `instance` as a hold would. The reply (socket performs) is the resulting
+  /// control or the error; button gestures announce instead.
   /// `pressTime`: the key-down of the press that asked for it, `gesture` which gesture
   /// it was (both nil for socket performs).
-  public func perform(
+  private mutating func perform(
     _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture? = nil,
-    pressTime: MonotonicInstant? = nil, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    pressTime: MonotonicInstant? = nil, reply token: RequestToken?
   ) {
     perform(
       instance, button: button, source: source, gesture: gesture, pressTime: pressTime, forcing: nil,
-      valueWasRead: false, completion: completion)
+      valueWasRead: false, reply: token)
   }
 
   /// `forcing`: a momentary toggle's requested value (on at the hold, off at its end),
   /// run whatever the current value is; nil: a toggle requests the opposite of its value.
-  private func perform(
+  private mutating func perform(
     _ instance: ControlInstance, button: String?, source: PerformSource, gesture: Gesture?,
     pressTime: MonotonicInstant?, forcing: Bool?, valueWasRead: Bool, endsMomentaryHold: Bool = false,
-    definition given: ControlDefinition? = nil, completion: ((Result<ControlSnapshot, ProtocolError>) -> Void)?
+    definition given: ControlDefinition? = nil, reply token: RequestToken?
   ) {
     // `given`: a momentary toggle's off runs the off of the definition it was turned on
     // with, even if a reload changed or removed the control since.
     guard let definition = given ?? configuration.control(kind: instance.kind) else {
       let e = ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")
       announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: e))
-      completion?(.failure(e))
+      answer(token, .failure(e))
       return
     }
     instances[instance.id] = instance
-    func fail(_ error: ProtocolError) {
-      announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: error))
-      output.log(.warning, "\(definition.displayName): \(error.message)")
-      completion?(.failure(error))
-    }
     let intent: IntentSpec
     let requested: Bool?
     switch plan(instance, definition, valueWasRead: valueWasRead, forcing: forcing) {
     case .fail(let error):
-      fail(error)
+      announce(.failed(kind: instance.kind, button: button, source: source, gesture: gesture, error: error))
+      log(.warning, "\(definition.displayName): \(error.message)")
+      answer(token, .failure(error))
       return
     case .busy:
       announce(.busy(kind: instance.kind, button: button, source: source, gesture: gesture))
-      completion?(.failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
+      answer(
+        token,
+        .failure(ProtocolError(.busy, "\(definition.displayName) is still performing; not queued")))
       return
     case .readFirst:
       // Never read yet: the hold came before the start-up read answered, or this
       // instance is first seen in this request (`perform --kind K led=...`). Read it
       // now and decide from the answer; meanwhile the instance counts as busy.
       readingToPerform.insert(instance.id)
-      read(instance, definition) { [weak self] _ in
-        guard let self else { return }
-        self.readingToPerform.remove(instance.id)
-        self.perform(
-          instance, button: button, source: source, gesture: gesture, pressTime: pressTime, forcing: nil,
-          valueWasRead: true, completion: completion)
-      }
+      read(
+        instance, definition,
+        .perform(
+          PerformRequest(
+            instance: instance, button: button, source: source, gesture: gesture, pressTime: pressTime, reply: token)))
       return
     case .run(let planned, let value):
       intent = planned
@@ -721,15 +864,23 @@ public final class ControlEngine {
       id: takeJobID(), kind: instance.kind, instance: instance, intent: intent, controlType: definition.type,
       requestedValue: requested, button: button, source: source, pressTime: pressTime, gesture: gesture)
     job.endsMomentaryHold = endsMomentaryHold
-    inFlight[instance.id] = InFlight(job: job, definition: definition, completion: completion)
+    inFlight[instance.id] = InFlight(job: job, definition: definition, reply: token)
     announce(
       .performing(kind: instance.kind, button: button, source: source, gesture: gesture, value: requested))
     if case .state = intent {
       // No outside effect: the store is the whole truth, so the perform is done at once.
       performFinished(job: job.id, .succeeded)
     } else {
-      output.runIntent(job)
+      effects.append(.startCommand(job))
     }
+  }
+
+  /// The value read a perform waited for answered: it decides now.
+  private mutating func performAfterRead(_ request: PerformRequest) {
+    readingToPerform.remove(request.instance.id)
+    perform(
+      request.instance, button: request.button, source: request.source, gesture: request.gesture,
+      pressTime: request.pressTime, forcing: nil, valueWasRead: true, reply: request.reply)
   }
 
   /// What a perform of `instance` would do now, decided from the current state alone.
@@ -777,10 +928,10 @@ public final class ControlEngine {
     return .run(intent, requestedValue: requested)
   }
 
-  /// The adapter finished running job `id`'s intent.
-  public func performFinished(job id: UInt64, _ outcome: PerformOutcome) {
+  /// The daemon finished running job `id`'s intent.
+  private mutating func performFinished(job id: UInt64, _ outcome: PerformOutcome) {
     guard let entry = inFlight.first(where: { $0.value.job.id == id }) else {
-      output.log(.warning, "finished intent \(id) is not in flight (a bug; ignored)")
+      log(.warning, "finished intent \(id) is not in flight (a bug; ignored)")
       return
     }
     let job = entry.value.job
@@ -791,7 +942,7 @@ public final class ControlEngine {
       let error = ProtocolError(code, reason)
       announce(
         .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
-      entry.value.completion?(.failure(error))
+      answer(entry.value.reply, .failure(error))
       runQueuedMomentary(instanceID)
     case .succeeded:
       guard let definition = configuration.control(kind: job.kind) else {
@@ -810,31 +961,42 @@ public final class ControlEngine {
         return
       }
       if let requested = job.requestedValue, case .store = definition.value ?? .store(initial: false) {
+        // Announced once saved (``saved(_:_:)``): not stored is not changed.
         let key = job.instance.storeKey
         let old = storeValues[key]
         storeValues[key] = requested
-        if let error = persist() {
-          // Not stored is not changed: the value stays, and so does what was announced.
-          storeValues[key] = old
-          inFlight[instanceID] = nil
-          announce(
-            .failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
-          entry.value.completion?(.failure(error))
-          runQueuedMomentary(instanceID)
-          return
-        }
-        setValue(ControlValue(requested), of: job.instance, definition)
-        finishPerform(instanceID)
+        save(then: .perform(instanceID: instanceID, key: key, old: old, requested: requested))
       } else if definition.type == .toggle {
         inFlight[instanceID]?.rereading = true
-        read(job.instance, definition) { [weak self] _ in self?.finishPerform(instanceID) }
+        read(job.instance, definition, .finishPerform(instanceID: instanceID))
       } else {
         finishPerform(instanceID)
       }
     }
   }
 
-  private func finishPerform(_ instanceID: String) {
+  /// A store-backed perform's save answered.
+  private mutating func storedPerform(
+    _ instanceID: String, key: String, old: Bool?, requested: Bool, _ error: ProtocolError?
+  ) {
+    guard let entry = inFlight[instanceID] else { return }
+    let job = entry.job
+    if let error {
+      // Not stored is not changed: the value stays, and so does what was announced.
+      storeValues[key] = old
+      inFlight[instanceID] = nil
+      announce(.failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
+      answer(entry.reply, .failure(error))
+      runQueuedMomentary(instanceID)
+      return
+    }
+    if let definition = configuration.control(kind: job.kind) {
+      setValue(ControlValue(requested), of: job.instance, definition)
+    }
+    finishPerform(instanceID)
+  }
+
+  private mutating func finishPerform(_ instanceID: String) {
     guard let entry = inFlight.removeValue(forKey: instanceID) else { return }
     defer { runQueuedMomentary(instanceID) }
     guard let definition = configuration.control(kind: entry.job.kind) else {
@@ -847,16 +1009,16 @@ public final class ControlEngine {
         .failed(
           kind: entry.job.kind, button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture,
           error: error))
-      entry.completion?(.failure(error))
+      answer(entry.reply, .failure(error))
       return
     }
     let snapshot = self.snapshot(entry.job.instance, definition)
     announce(
       .performed(button: entry.job.button, source: entry.job.source, gesture: entry.job.gesture, control: snapshot))
-    entry.completion?(.success(snapshot))
+    answer(entry.reply, .success(snapshot))
   }
 
-  private func takeJobID() -> UInt64 {
+  private mutating func takeJobID() -> UInt64 {
     defer { nextJobID += 1 }
     return nextJobID
   }
@@ -876,78 +1038,94 @@ public final class ControlEngine {
     return values[instance.id] ?? .unknown
   }
 
-  /// Re-reads `instance`'s value: store-backed ones at once, others through the adapter.
-  /// Buttons have no value.
-  public func refresh(_ instance: ControlInstance, then completion: ((ControlValue) -> Void)? = nil) {
+  /// Re-reads `instance`'s value: store-backed ones at once, others through the daemon.
+  /// Buttons have no value. `waiter` learns when the value is known.
+  private mutating func refresh(_ instance: ControlInstance, then waiter: ReadWaiter? = nil) {
     guard let definition = configuration.control(kind: instance.kind), definition.type == .toggle else {
-      completion?(.unknown)
+      if let waiter { resume(waiter) }
       return
     }
     instances[instance.id] = instance
-    read(instance, definition, completion ?? { _ in })
+    read(instance, definition, waiter)
   }
 
-  private func read(
-    _ instance: ControlInstance, _ definition: ControlDefinition, _ done: @escaping (ControlValue) -> Void
-  ) {
+  private mutating func read(_ instance: ControlInstance, _ definition: ControlDefinition, _ waiter: ReadWaiter?) {
     let provider: ValueProviderSpec
     do {
       provider = try (definition.value ?? .store(initial: false)).substituting(instance.values)
     } catch {
       setValue(.unavailable(reason: error.message), of: instance, definition)
-      done(value(of: instance, definition))
+      if let waiter { resume(waiter) }
       return
     }
     switch provider {
     case .store:
       // The store is authoritative; reading it cannot fail. Announce once so lists learn it.
       setValue(value(of: instance, definition), of: instance, definition, force: values[instance.id] == nil)
-      done(value(of: instance, definition))
+      if let waiter { resume(waiter) }
       return
     case .provider where providers[instance.kind] == nil:
       setValue(.unavailable(reason: "no provider application is connected"), of: instance, definition)
-      done(value(of: instance, definition))
+      if let waiter { resume(waiter) }
       return
     default:
       break
     }
     if !instance.isConfigured {
       setValue(.unavailable(reason: "not configured"), of: instance, definition)
-      done(value(of: instance, definition))
+      if let waiter { resume(waiter) }
       return
     }
     // One read per instance at a time: later callers wait for the same answer.
     if let pending = readsByInstance[instance.id] {
-      pendingReads[pending]?.completions.append(done)
+      if let waiter { pendingReads[pending]?.waiters.append(waiter) }
       return
     }
     let id = takeJobID()
     readsByInstance[instance.id] = id
-    pendingReads[id] = PendingRead(instanceID: instance.id, completions: [done])
-    output.readValue(ValueReadJob(id: id, kind: instance.kind, instance: instance, provider: provider))
+    pendingReads[id] = PendingRead(instanceID: instance.id, waiters: waiter.map { [$0] } ?? [])
+    effects.append(.readValue(ValueReadJob(id: id, kind: instance.kind, instance: instance, provider: provider)))
   }
 
-  /// The adapter read a value for job `id` (`.unavailable` when the provider failed or timed out).
-  public func valueRead(job id: UInt64, _ value: ControlValue) {
+  /// The value a waiter waited for is known: it goes on.
+  private mutating func resume(_ waiter: ReadWaiter) {
+    switch waiter {
+    case .reply(let token): reply(token, .success(.done))
+    case .perform(let request): performAfterRead(request)
+    case .finishPerform(let instanceID): finishPerform(instanceID)
+    case .reload(let id):
+      guard var reload = pendingReloads[id] else { return }
+      reload.remaining -= 1
+      if reload.remaining > 0 {
+        pendingReloads[id] = reload
+      } else {
+        pendingReloads[id] = nil
+        reply(reload.reply, .success(.controls(controlList(kind: reload.kind))))
+      }
+    }
+  }
+
+  /// The daemon read a value for job `id` (`.unavailable` when the provider failed or timed out).
+  private mutating func valueRead(job id: UInt64, _ value: ControlValue) {
     guard let pending = pendingReads.removeValue(forKey: id) else {
-      output.log(.warning, "value read \(id) is not pending (a bug; ignored)")
+      log(.warning, "value read \(id) is not pending (a bug; ignored)")
       return
     }
     readsByInstance[pending.instanceID] = nil
     if let instance = instances[pending.instanceID], let definition = configuration.control(kind: instance.kind) {
       setValue(value, of: instance, definition)
     }
-    for done in pending.completions { done(value) }
+    for waiter in pending.waiters { resume(waiter) }
   }
 
-  private func setValue(
+  private mutating func setValue(
     _ new: ControlValue, of instance: ControlInstance, _ definition: ControlDefinition, force: Bool = false
   ) {
     let old = values[instance.id]
     values[instance.id] = new
     guard force || old != new else { return }
     if case .unavailable(let reason) = new {
-      output.log(.warning, "\(definition.displayName) is unavailable: \(reason)")
+      log(.warning, "\(definition.displayName) is unavailable: \(reason)")
     }
     announce(.state(control: snapshot(instance, definition), buttons: buttons(showing: instance)))
   }
@@ -955,21 +1133,19 @@ public final class ControlEngine {
   /// `set`: an application changed the source of truth. Only store-backed toggles have
   /// the store as their truth; for the others (exec, file, provider) the request is
   /// `unsupported` rather than silently answered with whatever a re-read says.
-  public func set(
-    _ instance: ControlInstance, to newValue: Bool,
-    completion: @escaping (Result<ControlSnapshot, ProtocolError>) -> Void
-  ) {
+  private mutating func set(_ instance: ControlInstance, to newValue: Bool, reply token: RequestToken?) {
     guard let definition = configuration.control(kind: instance.kind) else {
-      completion(.failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
+      answer(token, .failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
       return
     }
     guard definition.type == .toggle else {
-      completion(.failure(ProtocolError(.unsupported, "\(instance.kind) is a button: it has no value to set")))
+      answer(token, .failure(ProtocolError(.unsupported, "\(instance.kind) is a button: it has no value to set")))
       return
     }
     let provider = definition.value ?? .store(initial: false)
     guard case .store = provider else {
-      completion(
+      answer(
+        token,
         .failure(
           ProtocolError(
             .unsupported,
@@ -981,29 +1157,72 @@ public final class ControlEngine {
     let old = storeValues[instance.storeKey]
     if old != newValue {
       storeValues[instance.storeKey] = newValue
-      if let error = persist() {
-        storeValues[instance.storeKey] = old
-        completion(.failure(error))
-        return
-      }
+      save(then: .set(instance, old: old, new: newValue, reply: token))
+      return
     }
+    finishSet(instance, newValue, reply: token)
+  }
+
+  private mutating func finishSet(_ instance: ControlInstance, _ newValue: Bool, reply token: RequestToken?) {
+    guard let definition = configuration.control(kind: instance.kind) else { return }
     setValue(ControlValue(newValue), of: instance, definition)
-    completion(.success(snapshot(instance, definition)))
+    answer(token, .success(snapshot(instance, definition)))
   }
 
   /// `reload`: re-runs the value providers of `kind`'s instances (all kinds when nil),
-  /// assigned or not, and announces what changed (`ControlCenter.reloadControls(ofKind:)`).
-  public func reload(kind: String?, completion: (() -> Void)? = nil) {
+  /// assigned or not, and announces what changed (`ControlCenter.reloadControls(ofKind:)`);
+  /// the reply lists the controls once every read answered.
+  private mutating func reload(kind: String?, reply token: RequestToken?) {
     let targets = valueInstances().filter { kind == nil || $0.kind == kind }
-    var remaining = targets.count
-    guard remaining > 0 else {
-      completion?()
+    guard !targets.isEmpty else {
+      reply(token, .success(.controls(controlList(kind: kind))))
       return
     }
-    for instance in targets {
-      refresh(instance) { _ in
-        remaining -= 1
-        if remaining == 0 { completion?() }
+    let id = takeJobID()
+    pendingReloads[id] = PendingReload(remaining: targets.count, kind: kind, reply: token)
+    for instance in targets { refresh(instance, then: .reload(id)) }
+  }
+
+  // MARK: - Saving
+
+  /// Saves the state; nobody waits for the outcome (the daemon reports and retries a failure).
+  private mutating func save() {
+    effects.append(.save(persistentState, awaiting: nil))
+  }
+
+  /// Saves the state and goes on with `continuation` once the outcome is known
+  /// (``EngineInput/saved(_:_:)``, which the daemon hands back before anything else).
+  private mutating func save(then continuation: SaveContinuation) {
+    let token = takeJobID()
+    awaitedSaves[token] = continuation
+    effects.append(.save(persistentState, awaiting: SaveToken(rawValue: token)))
+  }
+
+  private mutating func saved(_ token: SaveToken, _ error: ProtocolError?) {
+    guard let continuation = awaitedSaves.removeValue(forKey: token.rawValue) else {
+      log(.warning, "save \(token.rawValue) is not awaited (a bug; ignored)")
+      return
+    }
+    switch continuation {
+    case .perform(let instanceID, let key, let old, let requested):
+      storedPerform(instanceID, key: key, old: old, requested: requested, error)
+    case .set(let instance, let old, let new, let token):
+      if let error {
+        storeValues[instance.storeKey] = old
+        answer(token, .failure(error))
+      } else {
+        finishSet(instance, new, reply: token)
+      }
+    case .assign(let instance, let button, let gesture, let momentary, let oldStored, let oldAssigned, let token):
+      if let error {
+        (runtimeAssignments[button], gestureAssignments[button]) = (oldStored, oldAssigned)
+        reply(token, .failure(error))
+      } else {
+        if let control = finishAssign(instance, to: button, gesture: gesture, momentary: momentary) {
+          reply(token, .success(.assigned(button: button, control: control)))
+        } else {
+          reply(token, .failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
+        }
       }
     }
   }
@@ -1013,11 +1232,21 @@ public final class ControlEngine {
   /// `client` becomes the provider for `kinds` (the socket's `register`): their values
   /// are read from it and their `provider` intents sent to it. Every kind must exist and
   /// use a provider (intent or value), and none may be provided by another client; on an
-  /// error nothing is recorded. `registered` runs once they are recorded and before their
+  /// error nothing is recorded. The reply comes once they are recorded and before their
   /// values are asked for, so the client gets its answer before the first value request.
-  public func registerProvider(
-    _ client: ProviderClient, kinds: [String], registered: () -> Void = {}
-  ) throws(ProtocolError) {
+  private mutating func registerProvider(_ client: ProviderClient, kinds: [String], reply token: RequestToken?) {
+    do throws(ProtocolError) {
+      try checkRegistration(client, kinds: kinds)
+    } catch {
+      reply(token, .failure(error))
+      return
+    }
+    for kind in kinds { providers[kind] = client }
+    reply(token, .success(.registered(kinds: kinds)))
+    for instance in valueInstances() where kinds.contains(instance.kind) { refresh(instance) }
+  }
+
+  private func checkRegistration(_ client: ProviderClient, kinds: [String]) throws(ProtocolError) {
     guard !kinds.isEmpty else { throw ProtocolError(.badRequest, "register needs at least one kind") }
     for kind in kinds {
       guard let definition = configuration.control(kind: kind) else {
@@ -1035,9 +1264,6 @@ public final class ControlEngine {
         throw ProtocolError(.alreadyRegistered, "another client already provides \(kind)")
       }
     }
-    for kind in kinds { providers[kind] = client }
-    registered()
-    for instance in valueInstances() where kinds.contains(instance.kind) { refresh(instance) }
   }
 
   /// The client providing `kind`, if one is connected: where the adapter sends `kind`'s
@@ -1051,7 +1277,7 @@ public final class ControlEngine {
 
   /// `client`'s connection closed: the kinds it provided are no longer provided and their
   /// values become unavailable (never a guess).
-  public func providerDisconnected(_ client: ProviderClient) {
+  private mutating func providerDisconnected(_ client: ProviderClient) {
     let kinds = self.kinds(providedBy: client)
     guard !kinds.isEmpty else { return }
     for kind in kinds { providers[kind] = nil }
@@ -1069,9 +1295,30 @@ public final class ControlEngine {
   /// `momentary` is only for the hold of a toggle: `bad-request` for another gesture,
   /// `unsupported` for a button-type control. The other gestures of the button keep
   /// their assignments. On `state-not-saved` nothing changed.
-  public func assign(
-    _ instance: ControlInstance, to button: String, gesture: Gesture = .hold, momentary: Bool = false
-  ) throws(ProtocolError) -> ControlSnapshot {
+  private mutating func assign(
+    _ instance: ControlInstance, to button: String, gesture: Gesture, momentary: Bool, reply token: RequestToken?
+  ) {
+    do throws(ProtocolError) {
+      try checkAssignment(instance, to: button, gesture: gesture, momentary: momentary)
+    } catch {
+      reply(token, .failure(error))
+      return
+    }
+    let assignment = GestureAssignment(instance: instance, momentary: momentary)
+    var stored = StateSnapshot.Assignment(assignment)
+    stored.replaces = configuration.assignment(of: button, gesture: gesture).map(StateSnapshot.Replaced.init)
+    let (oldStored, oldAssigned) = (runtimeAssignments[button], gestureAssignments[button])
+    runtimeAssignments[button, default: [:]][gesture] = stored
+    gestureAssignments[button, default: [:]][gesture] = assignment
+    save(
+      then: .assign(
+        instance, button: button, gesture: gesture, momentary: momentary, oldStored: oldStored,
+        oldAssigned: oldAssigned, reply: token))
+  }
+
+  private func checkAssignment(
+    _ instance: ControlInstance, to button: String, gesture: Gesture, momentary: Bool
+  ) throws(ProtocolError) {
     guard configuration.button(named: button) != nil else {
       throw ProtocolError(.unknownButton, "no button named \"\(button)\"")
     }
@@ -1088,20 +1335,18 @@ public final class ControlEngine {
           "only a toggle can be momentary (on while held, off at the release): \(instance.kind) is a button")
       }
     }
+  }
+
+  /// An assignment was saved: it is announced and takes effect.
+  private mutating func finishAssign(
+    _ instance: ControlInstance, to button: String, gesture: Gesture, momentary: Bool
+  ) -> ControlSnapshot? {
+    guard let definition = configuration.control(kind: instance.kind) else { return nil }
     let assignment = GestureAssignment(instance: instance, momentary: momentary)
-    var stored = StateSnapshot.Assignment(assignment)
-    stored.replaces = configuration.assignment(of: button, gesture: gesture).map(StateSnapshot.Replaced.init)
-    let (oldStored, oldAssigned) = (runtimeAssignments[button], gestureAssignments[button])
-    runtimeAssignments[button, default: [:]][gesture] = stored
-    gestureAssignments[button, default: [:]][gesture] = assignment
-    if let error = persist() {
-      (runtimeAssignments[button], gestureAssignments[button]) = (oldStored, oldAssigned)
-      throw error
-    }
     instances[instance.id] = instance
     let snap = snapshot(instance, definition)
     announce(.assigned(button: button, gesture: gesture, momentary: momentary, control: snap))
-    output.log(
+    log(
       .notice, "button \(button)\(gesture == .hold ? "" : " \(gesture)") is now assigned \(assignment)")
     syncGestures()
     // The press holding a momentary toggle on goes on, but no longer holds it.
@@ -1121,7 +1366,7 @@ public final class ControlEngine {
   /// Every gesture `button` has an assignment for (empty: unassigned or no such button).
   public func assignments(of button: String) -> [Gesture: GestureAssignment] { gestureAssignments[button] ?? [:] }
 
-  private func resolveAssignments(announce: Bool) {
+  private mutating func resolveAssignments(announce: Bool) {
     var resolved: [String: [Gesture: GestureAssignment]] = [:]
     for button in configuration.buttons {
       var stored = runtimeAssignments[button.name] ?? [:]
@@ -1133,7 +1378,7 @@ public final class ControlEngine {
           // assignment was made: the file wins again.
           if run.replaces != fromFile.map(StateSnapshot.Replaced.init) {
             stored[gesture] = nil
-            output.log(.notice, "\(subject): the configuration file's assignment replaces the run-time one")
+            log(.notice, "\(subject): the configuration file's assignment replaces the run-time one")
           } else if let definition = configuration.control(kind: run.kind),
             !run.momentary || (gesture == .hold && definition.type == .toggle),
             let instance = try? ControlInstance(
@@ -1145,7 +1390,7 @@ public final class ControlEngine {
             continue
           } else {
             stored[gesture] = nil
-            output.log(.warning, "\(subject): stored assignment \(run.kind) no longer fits the configuration; dropped")
+            log(.warning, "\(subject): stored assignment \(run.kind) no longer fits the configuration; dropped")
           }
         }
         if let fromFile { resolved[button.name, default: [:]][gesture] = fromFile }
@@ -1177,8 +1422,14 @@ public final class ControlEngine {
   /// `cancelled` (reason `reload`); a hold already performed or a key never announced
   /// ends silently, and a release waiting for its debounce is confirmed. Store values and
   /// run-time assignments that still fit are kept.
-  public func apply(configuration new: Configuration, at time: MonotonicInstant) {
-    let unchanged = new.unchangedButtons(since: configuration)
+  private mutating func apply(_ generation: ConfigurationGeneration, at time: MonotonicInstant) {
+    let new = generation.configuration
+    let unchanged = generation.unchangedButtons
+    // The command readied for a press was built from the old configuration.
+    if preparedFor != nil {
+      preparedFor = nil
+      effects.append(.discardPrepared)
+    }
     let carried = Set(unchanged.values)
     // A virtual press on a button that changes ends like a real one: the abandon below
     // cancels it (reason `reload`); its key-up is never delivered.
@@ -1187,7 +1438,7 @@ public final class ControlEngine {
     for index in 0..<recognizers.count where !carried.contains(index) {
       handle(recognizers.abandon(button: index, at: time), button: index)
     }
-    configuration = new
+    self.generation = generation
     recognizers = ControlEngine.makeRecognizers(new, keeping: unchanged, from: recognizers)
     // Instances are rebuilt from what the user chose against the new definitions (a
     // default may have changed, and with it the instance); those that no longer fit go.
@@ -1207,7 +1458,7 @@ public final class ControlEngine {
     // went away or is no longer its hold's: that one goes off now, not at the release.
     endMomentaryHoldsNoLongerAssigned(why: "the reload")
     _ = reconcileStoreValues()
-    persist()
+    save()
     syncGestures()
     start()
   }
@@ -1320,17 +1571,6 @@ public final class ControlEngine {
     StateSnapshot(assignments: runtimeAssignments, values: storeValues)
   }
 
-  /// Saves the state; the error for the request that made the change when it cannot be.
-  @discardableResult
-  private func persist() -> ProtocolError? {
-    do {
-      try output.persist(persistentState)
-      return nil
-    } catch {
-      return error
-    }
-  }
-
   /// The instances assigned to any gesture, in configuration order (per button: hold,
   /// doublePress, longHold), each once.
   private func assignedInstances() -> [ControlInstance] {
@@ -1361,46 +1601,4 @@ public final class ControlEngine {
     }
   }
 
-}
-
-/// What the engine asks of the outside world. The daemon implements it with the event
-/// loop, process runner, socket server and state store; tests record the calls.
-public protocol ControlEngineOutput: AnyObject {
-  /// Announce to the log and to subscribers.
-  func announce(_ event: Event)
-  /// A log line that is not an announcement (warnings, bugs, debug detail).
-  func log(_ level: LogLevel, _ message: String)
-  /// Arm the engine's single timer for `deadline` (nil: disarm).
-  func armTimer(at deadline: MonotonicInstant?)
-  /// Run an intent asynchronously; report with `ControlEngine.performFinished(job:_:)`.
-  func runIntent(_ job: ControlEngine.PerformJob)
-  /// At a key-down: the exec job this press's hold would run if nothing changes before
-  /// its threshold (its `id` is 0: it is not a perform). The adapter may ready its
-  /// command without a process; the hold's own ``runIntent(_:)`` follows with a job that
-  /// ``ControlEngine/PerformJob/performsTheSame(as:)`` this one, or a different one if
-  /// something changed (a value set, a reload), or none if the press ends first (its
-  /// end is a ``buttonMoment(_:button:)``). Default: ignored.
-  func prepareIntent(_ job: ControlEngine.PerformJob)
-  /// Read a value asynchronously; report with `ControlEngine.valueRead(job:_:)`.
-  func readValue(_ job: ControlEngine.ValueReadJob)
-  /// Persist the state, atomically and durably. Throws (`state-not-saved`) when it could
-  /// not be written: the engine then undoes the change that asked for the save and
-  /// answers the request with the error; the adapter reports it and saves again later.
-  func persist(_ state: StateSnapshot) throws(ProtocolError)
-  /// A moment of `button`'s press, or the outcome of a perform it asked for, in the order
-  /// the announcements go out: what the button's feedback outputs show. Default: ignored.
-  func buttonMoment(_ moment: ButtonMoment, button: String)
-  /// The value of the control assigned to `button`'s hold may have changed (a value was
-  /// read or set, or the assignment changed): what its state indicators show
-  /// (``ControlEngine/holdValue(button:)``). Default: ignored.
-  func holdValueChanged(button: String, isOn: Bool?)
-}
-
-extension ControlEngineOutput {
-  /// Outputs without feedback ignore the moments.
-  public func buttonMoment(_ moment: ButtonMoment, button: String) {}
-  /// Outputs without feedback ignore the values.
-  public func holdValueChanged(button: String, isOn: Bool?) {}
-  /// Outputs that start nothing ahead ignore it.
-  public func prepareIntent(_ job: ControlEngine.PerformJob) {}
 }

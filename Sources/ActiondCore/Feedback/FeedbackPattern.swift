@@ -27,7 +27,7 @@ public enum FeedbackMoment: String, Hashable, Sendable, CaseIterable, Comparable
 }
 
 /// What the engine reports about one button, in the order it happens
-/// (``ControlEngineOutput/buttonMoment(_:button:)``).
+/// (``EngineEffect/feedback(_:button:)``).
 public enum ButtonMoment: Hashable, Sendable, CaseIterable {
   case pressed, held, longHeld, doublePressed, performed, failed, busy
   /// The key went up (after a short press, a hold or a double press).

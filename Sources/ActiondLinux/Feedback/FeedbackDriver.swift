@@ -34,12 +34,13 @@ final class FeedbackDriver {
     self.factory = factory
   }
 
-  /// The outputs of `configuration` replace the current ones (start and every reload):
+  /// The outputs of `generation` replace the current ones (start and every reload):
   /// every light taken is given back first, the new ones start at rest. When nothing
   /// about the outputs changed (the same outputs of the same buttons at the same
   /// indices), they go on as they are: a reload does not make an indicator flicker.
-  func configure(_ configuration: Configuration) {
+  func configure(_ generation: ConfigurationGeneration) {
     guard !stopped else { return }
+    let configuration = generation.configuration
     let new = FeedbackSchedulers(configuration: configuration)
     let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
     guard

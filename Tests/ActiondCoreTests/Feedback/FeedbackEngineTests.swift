@@ -4,7 +4,7 @@ import Testing
 @testable import ActiondCore
 
 /// Records the moments and hold values the engine reports (and what else it asks for).
-private final class MomentRecorder: ControlEngineOutput {
+private final class MomentRecorder: EngineTestOutput {
   var lines: [String] = []
   var runs: [ControlEngine.PerformJob] = []
   var reads: [ControlEngine.ValueReadJob] = []
@@ -20,7 +20,7 @@ private final class MomentRecorder: ControlEngineOutput {
   }
 }
 
-private func engine(_ recorder: MomentRecorder, assign: String = "org.example.timer") throws -> ControlEngine {
+private func engine(_ recorder: MomentRecorder, assign: String = "org.example.timer") throws -> EngineHarness {
   let config = try load(
     """
     { buttons: [{ name: "action", key: "KEY_PROG1", holdThresholdMs: 600 }],
@@ -32,7 +32,7 @@ private func engine(_ recorder: MomentRecorder, assign: String = "org.example.ti
       ],
       assignments: { action: "\(assign)" } }
     """)
-  return ControlEngine(configuration: config, output: recorder)
+  return EngineHarness(configuration: config, output: recorder)
 }
 
 private let t0 = MonotonicInstant(nanoseconds: 10_000_000_000)

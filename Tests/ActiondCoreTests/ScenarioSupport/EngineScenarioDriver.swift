@@ -53,7 +53,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     }
     guard let configFile else { throw ScenarioError(file: scenario.name, line: nil, "missing 'config FILE' header") }
     var configuration = try loadConfiguration(configFile, scenario: scenario.name)
-    let engine = ControlEngine(configuration: configuration, output: recorder)
+    let engine = EngineHarness(configuration: configuration, output: recorder)
     recorder.now = origin
     engine.start()
 
@@ -223,7 +223,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     return parts.joined(separator: " ")
   }
 
-  final class Recorder: ControlEngineOutput {
+  final class Recorder: EngineTestOutput {
     var now = MonotonicInstant.zero
     var lines: [String] = []
     var armed: MonotonicInstant?

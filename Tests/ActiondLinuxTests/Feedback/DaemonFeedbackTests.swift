@@ -174,7 +174,7 @@ import Testing
     let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
-    let read = { (name: String) in EngineEffects.readFile(leds.file("ACT/" + name)).text ?? "" }
+    let read = { (name: String) in EffectInterpreter.readFile(leds.file("ACT/" + name)).text ?? "" }
     #expect(read("trigger") == "none timer [heartbeat]\n", "nothing shown, nothing touched")
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
