@@ -78,7 +78,7 @@ extension ControlEngine {
             button: name, kind: hold?.instance.kind, hint: joinedHint(hints, button: name), hints: hints, time: at,
             threshold: config.holdThreshold))
         prepareHold(hold, button: name, pressTime: at)
-      case .releasedShort(let at, let heldFor):
+      case .released(let at, let heldFor):
         let hints = gestureHints(button: name)
         announce(
           .released(

@@ -193,8 +193,8 @@ public struct ControlEngine {
 
   /// A moment of `button`'s press for its feedback. The end of a press also ends the
   /// command readied for its hold, if the hold did not run it.
-  mutating func feedback(_ moment: ButtonMoment, button: String) {
-    if moment == .released || moment == .cancelled, preparedFor == button {
+  mutating func feedback(_ moment: EventName, button: String) {
+    if moment.endsPress, preparedFor == button {
       preparedFor = nil
       effects.append(.discardPrepared)
     }
@@ -203,19 +203,13 @@ public struct ControlEngine {
 
   /// The button moment an announcement is, if any: a press's moments, and a perform's
   /// outcome when a button asked for it (a socket `perform` names no button).
-  static func buttonMoment(of event: Event) -> (String, ButtonMoment)? {
+  static func buttonMoment(of event: Event) -> (String, EventName)? {
     switch event {
-    case .pressed(let b, _, _, _, _, _): (b, .pressed)
-    case .released(let b, _, _, _, _, _), .releasedAfterHold(let b, _, _, _, _),
-      .releasedAfterDoublePress(let b, _, _, _):
-      (b, .released)
-    case .held(let b, _, _, _): (b, .held)
-    case .longHeld(let b, _, _): (b, .longHeld)
-    case .doublePressed(let b, _, _, _): (b, .doublePressed)
-    case .cancelled(let b, _, _): (b, .cancelled)
-    case .performed(let b?, _, _, _): (b, .performed)
-    case .failed(_, let b?, _, _, _): (b, .failed)
-    case .busy(_, let b?, _, _): (b, .busy)
+    case .pressed(let b, _, _, _, _, _), .released(let b, _, _, _, _, _), .releasedAfterHold(let b, _, _, _, _),
+      .releasedAfterDoublePress(let b, _, _, _), .held(let b, _, _, _), .longHeld(let b, _, _),
+      .doublePressed(let b, _, _, _), .cancelled(let b, _, _), .performed(let b?, _, _, _),
+      .failed(_, let b?, _, _, _), .busy(_, let b?, _, _):
+      (b, event.name)
     default: nil
     }
   }

@@ -105,9 +105,9 @@ public enum EngineEffect: Equatable, Sendable {
   case announce(Event)
   /// A log line that is not an announcement (warnings, bugs, debug detail).
   case log(LogLevel, String)
-  /// A moment of `button`'s press, or the outcome of a perform it asked for, in the
-  /// order the announcements go out: what the button's feedback shows.
-  case feedback(ButtonMoment, button: String)
+  /// A moment of `button`'s press, or the outcome of a perform it asked for, by its
+  /// protocol name, in the order the announcements go out: what the button's feedback shows.
+  case feedback(EventName, button: String)
   /// The value of the toggle assigned to `button`'s hold may have changed: what its state
   /// indicators show (``ControlEngine/holdValue(button:)``).
   case holdValue(button: String, isOn: Bool?)

@@ -61,7 +61,7 @@ final class FeedbackDriver {
   }
 
   /// A moment of `button`, now.
-  func moment(_ moment: ButtonMoment, button: String) {
+  func moment(_ moment: EventName, button: String) {
     guard !stopped else { return }
     apply(schedulers.moment(moment, button: button, at: loop.now()))
   }

@@ -14,7 +14,7 @@ private final class MomentRecorder: EngineTestOutput {
   func runIntent(_ job: ControlEngine.PerformJob) { runs.append(job) }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   func persist(_ state: StateSnapshot) throws(ProtocolError) {}
-  func buttonMoment(_ moment: ButtonMoment, button: String) { lines.append("\(button) \(moment)") }
+  func buttonMoment(_ moment: EventName, button: String) { lines.append("\(button) \(moment.rawValue)") }
   func holdValueChanged(button: String, isOn: Bool?) {
     lines.append("\(button) value=\(isOn.map { $0 ? "on" : "off" } ?? "none")")
   }
@@ -49,7 +49,10 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.deadlineReached(at: at(600))
     e.keyEvent(button: 0, code: 148, value: 0, at: at(900))
     // The state intent finishes at once: the value is announced before the perform.
-    #expect(r.lines == ["action pressed", "action held", "action value=on", "action performed", "action released"])
+    #expect(
+      r.lines == [
+        "action pressed", "action held", "action value=on", "action performed", "action released-after-hold",
+      ])
     #expect(e.holdValue(button: "action") == true)
   }
 
@@ -70,8 +73,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.performFinished(job: r.runs[0].id, .failed(code: .failed, reason: "exited with status 1"))
     #expect(
       r.lines == [
-        "action value=off", "action pressed", "action released", "action pressed", "action held", "action released",
-        "action pressed", "action held", "action busy", "action released", "action failed",
+        "action value=off", "action pressed", "action released", "action pressed", "action held",
+        "action released-after-hold", "action pressed", "action held", "action busy", "action released-after-hold",
+        "action failed",
       ])
     e.valueRead(job: 999, .on)  // not pending: nothing
     e.refresh(e.assignment(of: "action")!)

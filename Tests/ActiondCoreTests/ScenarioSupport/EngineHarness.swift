@@ -12,13 +12,13 @@ protocol EngineTestOutput: AnyObject {
   func readValue(_ job: ControlEngine.ValueReadJob)
   /// Throws to make the save fail (a full disk): the engine then undoes the change.
   func persist(_ state: StateSnapshot) throws(ProtocolError)
-  func buttonMoment(_ moment: ButtonMoment, button: String)
+  func buttonMoment(_ moment: EventName, button: String)
   func holdValueChanged(button: String, isOn: Bool?)
 }
 
 extension EngineTestOutput {
   func prepareIntent(_ job: ControlEngine.PerformJob) {}
-  func buttonMoment(_ moment: ButtonMoment, button: String) {}
+  func buttonMoment(_ moment: EventName, button: String) {}
   func holdValueChanged(button: String, isOn: Bool?) {}
 }
 
