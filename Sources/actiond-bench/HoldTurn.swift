@@ -66,7 +66,7 @@ enum HoldTurn {
       let a0 = alloc_counter_allocations()
       let b0 = output.bytes
       var s = now()
-      output.handle(.key(button: 0, code: 148, value: 1, at: t), on: &engine)
+      output.handle(.key(button: "action", code: 148, value: 1, at: t), on: &engine)
       let d0 = now() - s
       guard let due = output.armed else { return nil }
       t = due
@@ -75,7 +75,7 @@ enum HoldTurn {
       let d1 = now() - s
       t = t + .milliseconds(30)
       s = now()
-      output.handle(.key(button: 0, code: 148, value: 0, at: t), on: &engine)
+      output.handle(.key(button: "action", code: 148, value: 0, at: t), on: &engine)
       let d2 = now() - s
       // The command "ran": its outcome settles the toggle before the next press.
       for job in output.jobs { output.handle(.commandFinished(job: job.id, .succeeded), on: &engine) }

@@ -5,6 +5,9 @@
 /// press) come out, per button, in the order they happened. What a moment does (hints,
 /// performs, announcements) is the engine's (``ControlEngine``); which gestures a button
 /// listens for is set here from the assignment table (``setGestures(button:_:)``).
+///
+/// Buttons come in by name (their one identity); the position in the configuration's
+/// `buttons` list is only this type's index into its recognizers.
 struct ButtonSessions {
   /// What a session reports: a moment of a button's press, or a note for the log.
   enum Event {
@@ -46,9 +49,15 @@ struct ButtonSessions {
     return virtual.map { min($0, recognizer) } ?? recognizer
   }
 
-  /// A key event from a device serving button `button`.
-  mutating func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) -> [Event] {
-    guard button < recognizers.count else { return [] }
+  /// The recognizer index of the button named `name`.
+  func index(of name: String) -> Int? {
+    guard let index = names.firstIndex(of: name), index < recognizers.count else { return nil }
+    return index
+  }
+
+  /// A key event from a device serving the button named `name`.
+  mutating func keyEvent(button name: String, code: UInt16, value: Int32, at time: MonotonicInstant) -> [Event] {
+    guard let button = index(of: name) else { return [] }
     var events: [Event] = []
     if !virtualPresses.isEmpty, code == recognizers[button].keyCode,
       realKeyTakesOver(button: button, value: value, at: time, &events)
@@ -70,24 +79,24 @@ struct ButtonSessions {
   }
 
   /// A device serving `button` was opened with its key `keyDown`.
-  mutating func deviceAppeared(button: Int, keyDown: Bool, at time: MonotonicInstant) -> [Event] {
-    guard button < recognizers.count else { return [] }
+  mutating func deviceAppeared(button name: String, keyDown: Bool, at time: MonotonicInstant) -> [Event] {
+    guard let button = index(of: name) else { return [] }
     var events = endVirtualPress(button: button, at: time)
     events.append(.output(button: button, recognizers.deviceAppeared(button: button, keyDown: keyDown, at: time)))
     return events
   }
 
   /// The device serving `button` vanished, or the kernel released its keys.
-  mutating func deviceLost(button: Int, at time: MonotonicInstant) -> [Event] {
-    guard button < recognizers.count else { return [] }
+  mutating func deviceLost(button name: String, at time: MonotonicInstant) -> [Event] {
+    guard let button = index(of: name) else { return [] }
     var events = endVirtualPress(button: button, at: time)
     events.append(.output(button: button, recognizers.deviceLost(button: button, at: time)))
     return events
   }
 
   /// Events of the device serving `button` were dropped; its key is now `keyDown`.
-  mutating func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) -> [Event] {
-    guard button < recognizers.count else { return [] }
+  mutating func resynchronized(button name: String, keyDown: Bool, at time: MonotonicInstant) -> [Event] {
+    guard let button = index(of: name) else { return [] }
     var events = endVirtualPress(button: button, at: time)
     events.append(.output(button: button, recognizers.resynchronized(button: button, keyDown: keyDown, at: time)))
     return events
@@ -152,9 +161,7 @@ struct ButtonSessions {
   mutating func simulatePress(
     button: String, _ press: VirtualPress, at time: MonotonicInstant
   ) -> Result<[Event], ControlEngine.VirtualPressRefusal> {
-    guard let index = names.firstIndex(of: button), index < recognizers.count else {
-      return .failure(.unknownButton)
-    }
+    guard let index = index(of: button) else { return .failure(.unknownButton) }
     guard virtualPresses[button] == nil, !recognizers[index].recognizer.isDown else { return .failure(.keyDown) }
     let edges: [(down: Bool, at: MonotonicInstant)]
     switch press {

@@ -5,8 +5,8 @@
 extension ControlEngine {
   // MARK: - Sessions in, moments out
 
-  /// A key event from a device serving button `button` (index in `configuration.buttons`).
-  mutating func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
+  /// A key event from a device serving the button named `button`.
+  mutating func keyEvent(button: String, code: UInt16, value: Int32, at time: MonotonicInstant) {
     handle(sessions.keyEvent(button: button, code: code, value: value, at: time))
   }
 
@@ -22,18 +22,18 @@ extension ControlEngine {
   /// A device serving `button` was opened; `keyDown` is the key's state at that moment
   /// (a key already down is not a press). Which device serves which button is the input
   /// layer's to know (`buttonStatus(_:devices:)` asks it); the engine only needs the key.
-  mutating func deviceBound(button: Int, keyDown: Bool, at time: MonotonicInstant) {
+  mutating func deviceBound(button: String, keyDown: Bool, at time: MonotonicInstant) {
     handle(sessions.deviceAppeared(button: button, keyDown: keyDown, at: time))
   }
 
   /// The device serving `button` vanished (unplugged, read error), or the kernel released
   /// its keys itself because it is going away: a pending hold is cancelled (`device-lost`).
-  mutating func deviceUnbound(button: Int, at time: MonotonicInstant) {
+  mutating func deviceUnbound(button: String, at time: MonotonicInstant) {
     handle(sessions.deviceLost(button: button, at: time))
   }
 
   /// Events of the device serving `button` were dropped (SYN_DROPPED); the key is now `keyDown`.
-  mutating func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
+  mutating func resynchronized(button: String, keyDown: Bool, at time: MonotonicInstant) {
     handle(sessions.resynchronized(button: button, keyDown: keyDown, at: time))
   }
 
@@ -172,8 +172,7 @@ extension ControlEngine {
 
   /// The hint of every gesture of `button` that has a control, hold first.
   func gestureHints(button: String) -> [GestureHint] {
-    guard let index = configuration.buttons.firstIndex(where: { $0.name == button }), index < sessions.count
-    else { return [] }
+    guard let index = sessions.index(of: button) else { return [] }
     let settings = sessions.settings(of: index)
     var hints: [GestureHint] = []
     for gesture in Gesture.allCases {

@@ -143,13 +143,13 @@ extension ControlEngine {
   public func hint(button: String) -> String { joinedHint(gestureHints(button: button), button: button) }
 
   /// `status`: every button (or one), its key, devices, timing and each gesture's control.
-  /// `devices` names the devices serving a button index: the input layer owns that.
-  public func buttonStatus(_ name: String? = nil, devices: (Int) -> [String] = { _ in [] }) -> [ButtonStatus] {
-    configuration.buttons.enumerated().compactMap { index, b in
+  /// `devices` names the devices serving a button (by name): the input layer owns that.
+  public func buttonStatus(_ name: String? = nil, devices: (String) -> [String] = { _ in [] }) -> [ButtonStatus] {
+    configuration.buttons.compactMap { b in
       guard name == nil || b.name == name else { return nil }
       let gestures = table.assignments(of: b.name)
       var status = ButtonStatus(
-        name: b.name, key: b.keyName, devices: devices(index).sorted(), holdThreshold: b.holdThreshold,
+        name: b.name, key: b.keyName, devices: devices(b.name).sorted(), holdThreshold: b.holdThreshold,
         doublePressWindow: b.doublePressWindow, longHoldThreshold: b.longHoldThreshold,
         control: gestures[.hold].flatMap { snapshot($0.instance) }, momentary: gestures[.hold]?.momentary ?? false,
         doublePress: gestures[.doublePress].flatMap { snapshot($0.instance) },

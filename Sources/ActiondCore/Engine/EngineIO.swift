@@ -4,20 +4,21 @@
 public enum EngineInput: Sendable {
   /// The daemon can run effects now: save what start-up migrated, read every value.
   case start
-  /// A key event from a device serving button `button` (index in the configuration's
-  /// `buttons`); devices report many keys, only the button's own key counts.
-  case key(button: Int, code: UInt16, value: Int32, at: MonotonicInstant)
+  /// A key event from a device serving the button named `button` (a button is its name,
+  /// everywhere: configuration, protocol, feedback, MQTT); devices report many keys, only
+  /// the button's own key counts.
+  case key(button: String, code: UInt16, value: Int32, at: MonotonicInstant)
   /// The engine's timer (``EngineEffect/armTimer(_:)``) fired at `at`. The daemon drains
   /// the devices first, so a release stamped before the deadline is already known.
   case deadline(at: MonotonicInstant)
   /// A device serving `button` was opened; `keyDown` is its key's state then (a key
   /// already down is not a press).
-  case deviceAppeared(button: Int, keyDown: Bool, at: MonotonicInstant)
+  case deviceAppeared(button: String, keyDown: Bool, at: MonotonicInstant)
   /// The device serving `button` vanished, or the kernel released its keys because it is
   /// going away: a pending hold is cancelled (`device-lost`).
-  case deviceLost(button: Int, at: MonotonicInstant)
+  case deviceLost(button: String, at: MonotonicInstant)
   /// Events of the device serving `button` were dropped (SYN_DROPPED); its key is now `keyDown`.
-  case resynchronized(button: Int, keyDown: Bool, at: MonotonicInstant)
+  case resynchronized(button: String, keyDown: Bool, at: MonotonicInstant)
   /// The command (or write, or provider request) of ``EngineEffect/startCommand(_:)`` job `job` ended.
   case commandFinished(job: UInt64, ControlEngine.PerformOutcome)
   /// The value read of ``EngineEffect/readValue(_:)`` job `job` answered (`.unavailable`

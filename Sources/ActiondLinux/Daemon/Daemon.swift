@@ -335,14 +335,17 @@ public final class Daemon {
 
   // MARK: - Input
 
+  /// An input layer event. The input layer numbers buttons by their binding slot (the
+  /// position in the bindings it was given); from here on a button is its name.
   private func inputEvent(_ event: InputEvent) {
     switch event {
     case .key(let button, let value, let at):
       guard button < configuration.buttons.count else { return }
-      interpreter.submit(.key(button: button, code: configuration.buttons[button].keyCode, value: value, at: at))
+      let b = configuration.buttons[button]
+      interpreter.submit(.key(button: b.name, code: b.keyCode, value: value, at: at))
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
-      interpreter.submit(.deviceAppeared(button: button, keyDown: isDown, at: at))
+      interpreter.submit(.deviceAppeared(button: configuration.buttons[button].name, keyDown: isDown, at: at))
       feedback.deviceAppeared(button: configuration.buttons[button].name)
       if isDown {
         logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
@@ -351,16 +354,17 @@ public final class Daemon {
       logger.info(
         "button \(configuration.buttons[button].name): events were dropped (SYN_DROPPED); key is now "
           + (isDown ? "down" : "up"), event: "resync")
-      interpreter.submit(.resynchronized(button: button, keyDown: isDown, at: at))
+      interpreter.submit(.resynchronized(button: configuration.buttons[button].name, keyDown: isDown, at: at))
     case .releasedByKernel(let button, let at):
       // Not a SYN_DROPPED: the kernel released the key because the device is going away
       // (or was reset). A press in progress is `device-lost`, as the unplug is.
       logger.info(
         "button \(configuration.buttons[button].name): the kernel released its key (device going away or reset)",
         event: "released-by-kernel")
-      interpreter.submit(.deviceLost(button: button, at: at))
+      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
     case .lost(let button, let at):
-      interpreter.submit(.deviceLost(button: button, at: at))
+      guard button < configuration.buttons.count else { return }
+      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
     case .deviceBound(let info, let buttons, let grabbed, let readOnly):
       let names = buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil }
       let snap = DeviceSnapshot(BoundInputDevice(info: info, buttons: names, grabbed: grabbed))

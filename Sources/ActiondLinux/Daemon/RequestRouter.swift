@@ -24,9 +24,11 @@ final class RequestRouter {
     self.logger = logger
   }
 
-  /// The devnode serving button `index`, as the input manager has it.
-  private func buttonDevices(_ index: Int) -> [String] {
-    input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
+  /// The devnode serving the button named `name`, as the input manager has it (by the
+  /// button's binding slot: its position in the configuration).
+  private func buttonDevices(_ name: String) -> [String] {
+    guard let index = engine.configuration.buttons.firstIndex(where: { $0.name == name }) else { return [] }
+    return input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
   }
 }
 

@@ -151,8 +151,8 @@ private func configuration(
     let recorder = Recorder()
     let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     #expect(recorder.armed == t0 + .milliseconds(600))
     engine.apply(configuration: try configuration(actionThresholdMs: 900), at: t0 + .milliseconds(100))
     #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.timer", reason: "reload")))
@@ -164,15 +164,15 @@ private func configuration(
     let engine = EngineHarness(configuration: try configuration(), output: recorder)
     engine.start()
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.apply(configuration: try configuration(), at: t0 + .milliseconds(100))
     #expect(!recorder.events.contains { $0.name == .cancelled })
     #expect(recorder.armed == t0 + .milliseconds(600), "the hold deadline is still armed")
     engine.deadlineReached(at: t0 + .milliseconds(600))
     // A reload after the hold changes nothing either: no cancellation, no second perform.
     engine.apply(configuration: try configuration(), at: t0 + .milliseconds(700))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(800))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .milliseconds(800))
     #expect(recorder.events.filter { $0.name == .performing }.count == 1)
     #expect(!recorder.events.contains { $0.name == .cancelled })
     #expect(
@@ -186,9 +186,9 @@ private func configuration(
     let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
     // A key already down when the device appeared was never announced as a press.
-    engine.deviceBound(button: 1, device: "/dev/input/event1", keyDown: true, at: t0)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "foot", device: "/dev/input/event1", keyDown: true, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.deadlineReached(at: t0 + .milliseconds(600))
     #expect(recorder.events.contains { $0.name == .held })
     var changed = try configuration(actionThresholdMs: 900)
@@ -292,7 +292,7 @@ private func configuration(
     let engine = EngineHarness(configuration: try configuration(assigning: kind), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
     engine.start()
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
     return (engine, recorder, t0)
   }
 
@@ -302,7 +302,7 @@ private func configuration(
   @Test func aKeyDownHandsOutTheJobItsHoldWouldRun() throws {
     let (engine, recorder, t0) = try pressable("org.example.lamp")
     let down = t0 + .milliseconds(10)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     let prepared = try #require(recorder.prepared.first)
     #expect(recorder.prepared.count == 1)
     #expect(recorder.runs.isEmpty)
@@ -314,11 +314,11 @@ private func configuration(
     #expect(ran.performsTheSame(as: prepared))
     #expect(ran.environment == prepared.environment)
     engine.performFinished(job: ran.id, .succeeded)
-    engine.keyEvent(button: 0, code: 148, value: 0, at: down + .milliseconds(800))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: down + .milliseconds(800))
 
     // The lamp is on now: the next press's hold turns it off, and the one prepared at
     // its key-down said so too.
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down + .seconds(2))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down + .seconds(2))
     #expect(recorder.prepared.last?.requestedValue == false)
     // Set back before its threshold: the hold decides from the state then.
     engine.set(try #require(engine.assignment(of: "action")), to: false) { _ in }
@@ -331,15 +331,15 @@ private func configuration(
   @Test func aKeyDownHandsOutNothingForAHoldThatWouldNotRunACommand() throws {
     // A state intent runs no command.
     let (timer, timerRecorder, t0) = try pressable("org.example.timer")
-    timer.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    timer.keyEvent(button: "action", code: 148, value: 1, at: t0 + .milliseconds(10))
     #expect(timerRecorder.prepared.isEmpty)
     // A hold that would be busy: the photo's command still runs from the last hold.
     let (photo, recorder, t1) = try pressable("org.example.photo")
-    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .milliseconds(10))
+    photo.keyEvent(button: "action", code: 148, value: 1, at: t1 + .milliseconds(10))
     photo.deadlineReached(at: t1 + .milliseconds(610))
     #expect(recorder.prepared.count == 1 && recorder.runs.count == 1)
-    photo.keyEvent(button: 0, code: 148, value: 0, at: t1 + .milliseconds(700))
-    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .seconds(2))
+    photo.keyEvent(button: "action", code: 148, value: 0, at: t1 + .milliseconds(700))
+    photo.keyEvent(button: "action", code: 148, value: 1, at: t1 + .seconds(2))
     #expect(recorder.prepared.count == 1, "busy: nothing to prepare")
   }
 
@@ -362,7 +362,7 @@ private func configuration(
     _ = try engine.assign(
       try engine.instance(kind: "org.example.photo", configuration: nil), to: "action", gesture: .doublePress,
       momentary: false)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .milliseconds(10))
     engine.deadlineReached(at: t0 + .milliseconds(610))
     let job = try #require(recorder.runs.last)
     var keys = Set(job.environment.keys)
@@ -400,21 +400,21 @@ private func configuration(
       try engine.instance(kind: "org.example.lamp", configuration: nil), to: "action", gesture: .longHold,
       momentary: false)
     let first = t0 + .milliseconds(10)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: first)
-    engine.keyEvent(button: 0, code: 148, value: 0, at: first + .milliseconds(80))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: first)
+    engine.keyEvent(button: "action", code: 148, value: 0, at: first + .milliseconds(80))
     let second = first + .milliseconds(200)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: second)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: second)
     let double = try #require(recorder.runs.last)
     #expect(double.kind == "org.example.photo")
     #expect(double.gesture == .doublePress)
     #expect(double.environment["ACTIOND_GESTURE"] == "doublePress")
     #expect(double.environment["ACTIOND_PRESS_TIME"] == String(second.microseconds))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: second + .milliseconds(900))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: second + .milliseconds(900))
     #expect(recorder.runs.count == 1, "the second press, held past the threshold, performed no hold")
     engine.performFinished(job: double.id, .succeeded)
 
     let down = second + .seconds(5)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     engine.deadlineReached(at: down + .milliseconds(600))
     engine.deadlineReached(at: down + .milliseconds(3000))
     let long = try #require(recorder.runs.last)
@@ -427,12 +427,12 @@ private func configuration(
   @Test func aHoldsCommandCarriesTheKeyDownTimeOfItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
     // A short press runs nothing.
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .microseconds(1))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(100))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .microseconds(1))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .milliseconds(100))
     #expect(recorder.runs.isEmpty)
     // A hold: its command learns which key-down started it, in the `pressed` event's units.
     let down = t0 + .seconds(1) + .microseconds(234_567)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     engine.deadlineReached(at: down + .milliseconds(600))
     let job = try #require(recorder.runs.first)
     #expect(job.pressTime == down)
@@ -452,7 +452,7 @@ private func configuration(
 
   @Test func aReloadThatChangesAPressedButtonCancelsItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.apply(
       configuration: try configuration(assigning: "org.example.photo", actionThresholdMs: 900),
       at: t0 + .milliseconds(100))

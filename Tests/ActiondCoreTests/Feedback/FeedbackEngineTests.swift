@@ -45,9 +45,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.start()
     #expect(r.lines == ["action value=off"])
     r.lines = []
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
     e.deadlineReached(at: at(600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(900))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(900))
     // The state intent finishes at once: the value is announced before the perform.
     #expect(
       r.lines == [
@@ -62,14 +62,14 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.start()
     #expect(r.reads.count == 1)
     e.valueRead(job: r.reads[0].id, .off)
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(100))
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(1000))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(100))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(1000))
     e.deadlineReached(at: at(1600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(1700))
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(2000))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(1700))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(2000))
     e.deadlineReached(at: at(2600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(2700))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(2700))
     e.performFinished(job: r.runs[0].id, .failed(code: .failed, reason: "exited with status 1"))
     #expect(
       r.lines == [
@@ -86,9 +86,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
   @Test func aPressEndedSilentlyAfterItsHoldStillEndsThePress() throws {
     let r = MomentRecorder()
     let e = try engine(r, assign: "org.example.photo")
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
     e.deadlineReached(at: at(600))
-    e.deviceUnbound(button: 0, device: "/dev/input/event3", at: at(700))
+    e.deviceUnbound(button: "action", device: "/dev/input/event3", at: at(700))
     #expect(r.lines == ["action pressed", "action held", "action cancelled"])
     #expect(e.holdValue(button: "action") == nil)  // a button has no value
   }

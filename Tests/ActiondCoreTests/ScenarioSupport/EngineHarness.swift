@@ -92,17 +92,17 @@ final class EngineHarness {
   // MARK: - Inputs, one call each
 
   func start() { handle(.start) }
-  func keyEvent(button: Int, code: UInt16, value: Int32, at time: MonotonicInstant) {
+  func keyEvent(button: String, code: UInt16, value: Int32, at time: MonotonicInstant) {
     handle(.key(button: button, code: code, value: value, at: time))
   }
   func deadlineReached(at now: MonotonicInstant) { handle(.deadline(at: now)) }
-  func deviceBound(button: Int, device: String, keyDown: Bool, at time: MonotonicInstant) {
+  func deviceBound(button: String, device: String, keyDown: Bool, at time: MonotonicInstant) {
     handle(.deviceAppeared(button: button, keyDown: keyDown, at: time))
   }
-  func deviceUnbound(button: Int, device: String, at time: MonotonicInstant) {
+  func deviceUnbound(button: String, device: String, at time: MonotonicInstant) {
     handle(.deviceLost(button: button, at: time))
   }
-  func resynchronized(button: Int, keyDown: Bool, at time: MonotonicInstant) {
+  func resynchronized(button: String, keyDown: Bool, at time: MonotonicInstant) {
     handle(.resynchronized(button: button, keyDown: keyDown, at: time))
   }
   func performFinished(job id: UInt64, _ outcome: ControlEngine.PerformOutcome) {
@@ -183,7 +183,7 @@ final class EngineHarness {
   func holdValue(button: String) -> Bool? { engine.holdValue(button: button) }
   func value(of instance: ControlInstance) -> ControlValue { engine.value(of: instance) }
   func snapshot(_ instance: ControlInstance) -> ControlSnapshot? { engine.snapshot(instance) }
-  func buttonStatus(_ name: String? = nil, devices: (Int) -> [String] = { _ in [] }) -> [ButtonStatus] {
+  func buttonStatus(_ name: String? = nil, devices: (String) -> [String] = { _ in [] }) -> [ButtonStatus] {
     engine.buttonStatus(name, devices: devices)
   }
   func controlList(kind: String? = nil) -> [ControlSnapshot] { engine.controlList(kind: kind) }

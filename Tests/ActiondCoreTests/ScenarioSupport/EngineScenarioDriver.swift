@@ -89,14 +89,14 @@ enum EngineScenarioDriver: ScenarioDriver {
         guard w.count == 3, ["up", "down"].contains(w[2]) else { throw fail("usage: \(w[0]) BUTTON up|down") }
         let b = try buttonIndex(w[1], line)
         if w[0] == "appear" {
-          engine.deviceBound(button: b, device: "/dev/input/event\(b)", keyDown: w[2] == "down", at: time)
+          engine.deviceBound(button: w[1], device: "/dev/input/event\(b)", keyDown: w[2] == "down", at: time)
         } else {
-          engine.resynchronized(button: b, keyDown: w[2] == "down", at: time)
+          engine.resynchronized(button: w[1], keyDown: w[2] == "down", at: time)
         }
       case "lost":
         guard w.count == 2 else { throw fail("usage: lost BUTTON") }
         let b = try buttonIndex(w[1], line)
-        engine.deviceUnbound(button: b, device: "/dev/input/event\(b)", at: time)
+        engine.deviceUnbound(button: w[1], device: "/dev/input/event\(b)", at: time)
       case "intent":
         guard let job = recorder.runs.first else { throw fail("no intent is running") }
         recorder.runs.removeFirst()
@@ -194,7 +194,7 @@ enum EngineScenarioDriver: ScenarioDriver {
             + (try ScenarioParser.parseSpan(String(option.value.dropFirst()), file: scenario.name, line: line.number))
         }
         let value: Int32 = w[1] == "down" ? 1 : w[1] == "up" ? 0 : 2
-        engine.keyEvent(button: b, code: configuration.buttons[b].keyCode, value: value, at: stamp)
+        engine.keyEvent(button: w[0], code: configuration.buttons[b].keyCode, value: value, at: stamp)
       }
     }
     return recorder.lines
