@@ -10,7 +10,7 @@ import Glibc
 /// Order (docs/architecture.md): the commands an input starts are spawned first (at a
 /// hold's deadline a person's finger is on the key, waiting for them), then every other
 /// effect in the order the engine produced it: announcements (subscribers, then the
-/// log), feedback, the timer, value reads, saves, replies. A save the engine waits for is
+/// log), feedback, the timer, value reads, writes and provider requests, saves, replies. A save the engine waits for is
 /// answered (``EngineInput/saved(_:_:)``) right away, before the next effect. Inputs that
 /// arrive while effects are carried out (a completion reported synchronously) wait in a
 /// queue: the engine is never entered from inside itself.
@@ -144,11 +144,13 @@ final class EffectInterpreter {
 
   /// Carries out `effects` in the documented order (see the type's comment).
   private func carryOut(_ effects: [EngineEffect]) {
-    // What the person holding the key waits for: the command, before anything is said.
-    for case .startCommand(let job) in effects { runIntent(job) }
+    // What the person holding the key waits for: the command, spawned before anything is
+    // said. Only spawns go first: a write or a provider request stays in its place (a
+    // provider client that also subscribes sees its request after `performing`, as before).
+    for case .startCommand(let job) in effects where job.isSpawn { runIntent(job) }
     for effect in effects {
       switch effect {
-      case .startCommand: break
+      case .startCommand(let job): if !job.isSpawn { runIntent(job) }
       case .prepareCommand(let job): prepareIntent(job)
       case .discardPrepared: discardPreparedHold()
       case .announce(let event): announce(event)
@@ -524,5 +526,13 @@ extension EffectInterpreter {
       ProcessRequest(
         argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: user,
         timeout: spec.timeout))
+  }
+}
+
+extension ControlEngine.PerformJob {
+  /// Whether its intent spawns a process (`exec`): what the interpreter starts first.
+  fileprivate var isSpawn: Bool {
+    if case .exec = intent { return true }
+    return false
   }
 }

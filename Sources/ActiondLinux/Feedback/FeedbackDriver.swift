@@ -25,6 +25,8 @@ final class FeedbackDriver {
   private var timer: TimerID?
   private var armed: MonotonicInstant?
   private var stopped = false
+  /// The number of the configuration generation it shows (0 before the first).
+  private(set) var generation: UInt64 = 0
   /// Writes held back until ``flushWrites()`` (nil: written at once).
   private var heldWrites: [FeedbackSchedulers.Action]?
 
@@ -40,6 +42,7 @@ final class FeedbackDriver {
   /// indices), they go on as they are: a reload does not make an indicator flicker.
   func configure(_ generation: ConfigurationGeneration) {
     guard !stopped else { return }
+    self.generation = generation.number
     let configuration = generation.configuration
     let new = FeedbackSchedulers(configuration: configuration)
     let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
