@@ -55,27 +55,27 @@ struct ButtonSessions {
     return index
   }
 
-  /// A key event from a device serving the button named `name`.
-  mutating func keyEvent(button name: String, code: UInt16, value: Int32, at time: MonotonicInstant) -> [Event] {
-    guard let button = index(of: name) else { return [] }
-    var events: [Event] = []
+  /// A key event from a device serving the button named `name`; what it caused is
+  /// appended to `events` (a buffer the engine reuses: the key path allocates nothing).
+  mutating func keyEvent(
+    button name: String, code: UInt16, value: Int32, at time: MonotonicInstant, into events: inout [Event]
+  ) {
+    guard let button = index(of: name) else { return }
     if !virtualPresses.isEmpty, code == recognizers[button].keyCode,
       realKeyTakesOver(button: button, value: value, at: time, &events)
     {
-      return events
+      return
     }
     if let out = recognizers.keyEvent(button: button, code: code, value: value, at: time) {
       events.append(.output(button: button, out))
     }
-    return events
   }
 
-  /// The timer fired at `now`: virtual key edges due are delivered, then every recognizer due settles.
-  mutating func deadlineReached(at now: MonotonicInstant) -> [Event] {
-    var events: [Event] = []
+  /// The timer fired at `now`: virtual key edges due are delivered, then every recognizer
+  /// due settles; appended to `events`.
+  mutating func deadlineReached(at now: MonotonicInstant, into events: inout [Event]) {
     runVirtualPresses(upTo: now, &events)
     recognizers.deadlineReached(at: now) { events.append(.output(button: $0, $1)) }
-    return events
   }
 
   /// A device serving `button` was opened with its key `keyDown`.

@@ -7,13 +7,23 @@ extension ControlEngine {
 
   /// A key event from a device serving the button named `button`.
   mutating func keyEvent(button: String, code: UInt16, value: Int32, at time: MonotonicInstant) {
-    handle(sessions.keyEvent(button: button, code: code, value: value, at: time))
+    sessionEvents.removeAll(keepingCapacity: true)
+    sessions.keyEvent(button: button, code: code, value: value, at: time, into: &sessionEvents)
+    handleSessionEvents()
   }
 
   /// The engine's timer fired at `now`.
   mutating func deadlineReached(at now: MonotonicInstant) {
     armedDeadline = nil
-    handle(sessions.deadlineReached(at: now))
+    sessionEvents.removeAll(keepingCapacity: true)
+    sessions.deadlineReached(at: now, into: &sessionEvents)
+    handleSessionEvents()
+  }
+
+  /// What the sessions reported into the reused buffer, in order.
+  mutating func handleSessionEvents() {
+    let events = sessionEvents  // shares the buffer: nothing here appends to it
+    handle(events)
   }
 
   /// The earliest deadline of a recognizer or a virtual press (what the timer is armed for).

@@ -39,8 +39,13 @@ public struct ControlEngine {
   /// The deadline the daemon's timer is armed for (``EngineEffect/armTimer(_:)``).
   var armedDeadline: MonotonicInstant?
   /// The effects of the input being handled, in the order they arose (``handle(_:)``
-  /// returns and empties it).
+  /// returns them). The buffer is emptied, keeping its capacity, when the next input
+  /// comes: the key path allocates no new array per input.
   var effects: [EngineEffect] = []
+  /// Whether `effects` was returned and is to be emptied before the next input.
+  var effectsReturned = false
+  /// The sessions' report of the input being handled (a reused buffer).
+  var sessionEvents: [ButtonSessions.Event] = []
   /// The button whose press's hold command was readied (``EngineEffect/prepareCommand(_:)``).
   var preparedFor: String?
   /// Button name → the momentary toggle its current press holds on.
@@ -71,6 +76,10 @@ public struct ControlEngine {
   /// Handles one input and returns its effects, in the order they arose (the daemon's
   /// interpreter decides the order it carries them out in: docs/architecture.md).
   public mutating func handle(_ input: EngineInput) -> [EngineEffect] {
+    if effectsReturned {
+      effects.removeAll(keepingCapacity: true)
+      effectsReturned = false
+    }
     switch input {
     case .start: start()
     case .key(let button, let code, let value, let at): keyEvent(button: button, code: code, value: value, at: at)
@@ -86,14 +95,16 @@ public struct ControlEngine {
     case .stopping: endMomentaryHolds()
     }
     rearm()
-    return takeEffects()
+    effectsReturned = true
+    return effects
   }
 
   /// The effects produced since the last ``handle(_:)`` (by ``init(generation:state:)``:
   /// what restoring the state logged), emptied.
   public mutating func takeEffects() -> [EngineEffect] {
-    defer { effects = [] }
-    return effects
+    // What the last handle(_:) returned is not returned again.
+    defer { (effects, effectsReturned) = ([], false) }
+    return effectsReturned ? [] : effects
   }
 
   mutating func handle(_ request: EngineRequest, reply token: RequestToken?) {
