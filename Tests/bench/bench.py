@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
 
-    bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] --out FILE.json
+    bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] [--mqtt BIN_DIR] --out FILE.json
         host figures: recognizer (actiond-bench --json), `status` requests/s with 1 and 16
         clients, fan-out of one announcement to 1,000 subscribers, config load time for
         200 controls, start -> READY=1 with 10 controls, binary size; with --helper
         (actiond-test-helper) command start and `held` on one host core, actiond against the
-        C reactor, idle and under 50 abusive clients
+        C reactor, idle and under 50 abusive clients; with --mqtt (the directory of actiond
+        and actiond-mqtt) the MQTT round trip, publish → state, on the loopback
+        (Tests/mqtt/bench_bridge.py's round_trip, in its set-ups)
+    bench.py mqtt-host --mqtt BIN_DIR [--mqtt-n N]
+        only the MQTT round trip, printed as the summary row `report` writes
     bench.py commands --helper BIN --tool BIN --out FILE.json
         only those last figures, printed
     bench.py abuse --actiond BIN --tool BIN --out FILE.json
@@ -21,9 +25,11 @@
         parses the bench scenarios' sample files out of the VM's serial log (--load: what kept
         the host busy during that boot, for the loaded one)
     bench.py report --host FILE.json --vm FILE.json [--vm-loaded FILE.json] --doc docs/benchmarks.md
-                    --plots DIR
-        writes the document and the gnuplot PNGs; --vm-loaded adds the section "Loaded host
-        (one core busy)", idle against loaded
+                    [--notebook docs/benchmarks-notebook.md] --plots DIR
+        writes the page a user reads (--doc: the summary table, a plot, how to run it), the
+        lab notebook beside it (--notebook: every figure, the method, the hand-written
+        experiments) and the gnuplot PNGs; --vm-loaded adds the notebook's section "Loaded
+        host (one core busy)", idle against loaded
 
 Everything is median-of-samples; the machine is shared, so each figure is compared only
 with figures measured in the same run.
@@ -421,6 +427,59 @@ def commands_only(args):
         print(f"{name:28s} n={v['n']:4d} p50={ms(v['p50'])} p99={ms(v['p99'])} max={ms(v['max'])} ms")
 
 
+def mqtt_round_trips(bin_dir, n):
+    """Tests/mqtt/bench_bridge.py's round trip in each of its set-ups (a broker, actiond and
+    actiond-mqtt of their own, a paho client): {setup: {"tmpfs", and a summary in ns of
+    "total", "toActiond", "actiond", "fromActiond"}}, with the machine's state at the start."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mqtt"))
+    import bench_bridge  # noqa: E402 (Tests/mqtt, with its harness; python3-paho-mqtt)
+    out = {"machine": machine(), "n": n, "setups": {}}
+    for name, samples in bench_bridge.round_trips(bin_dir, n).items():
+        print(bench_bridge.describe(name, samples), flush=True)
+        out["setups"][name] = {"tmpfs": samples["tmpfs"], "label": bench_bridge.SETUP_LABELS[name],
+                               **{k: summary([us * 1000 for us in samples[k]])
+                                  for k in ("total", "toActiond", "actiond", "fromActiond")}}
+    return out
+
+
+MQTT_ROUND_TRIP_TARGET = 5e6  # publish → state p50 on the loopback (issue 31)
+
+
+def mqtt_host_rows(host):
+    """The MQTT round trip's summary rows: with mosquitto's `set_tcp_nodelay true` and
+    actiond's state on tmpfs (the MQTT path: the target), next to mosquitto's default and a
+    client with Nagle on; then the same with the state on the disk (actiond's fsync)."""
+    mq = host.get("mqtt", {}).get("setups", {})
+    best, disk = mq.get("nodelay"), mq.get("disk")
+    if not best:
+        return []
+    dflt, nagle = mq.get("default", {}), mq.get("clientNagle", {})
+    v = best["total"]["p50"]
+    where = "tmpfs" if best["tmpfs"] else "the disk (no /dev/shm)"
+    rows = [f"| MQTT round trip (host loopback): switch command published → its state received, mosquitto "
+            f"`set_tcp_nodelay true`, state on {where}, p50 (p99), samples | {ms(v)} ms ({ms(best['total']['p99'])}), "
+            f"{best['total']['n']} | mosquitto's default (Nagle on): p50 {ms(dflt.get('total', {}).get('p50'))} ms "
+            f"(p99 {ms(dflt.get('total', {}).get('p99'))}); Nagle on the client (as paho): p50 "
+            f"{ms(nagle.get('total', {}).get('p50'))} ms; client → actiond p50 {ms(best['toActiond']['p50'])}, "
+            f"actiond's perform {ms(best['actiond']['p50'])}, actiond → client {ms(best['fromActiond']['p50'])} | "
+            f"≤ {MQTT_ROUND_TRIP_TARGET / 1e6:g} ms p50 | "
+            f"{verdict(v <= MQTT_ROUND_TRIP_TARGET, f'by {ms(v - MQTT_ROUND_TRIP_TARGET)} ms')} |"]
+    if disk:
+        rows.append(f"| … with actiond's state on the disk (its fsync), p50 (p99), samples | {ms(disk['total']['p50'])} ms "
+                    f"({ms(disk['total']['p99'])}), {disk['total']['n']} | actiond's perform p50 "
+                    f"{ms(disk['actiond']['p50'])} ms (p99 {ms(disk['actiond']['p99'])}); client → actiond "
+                    f"{ms(disk['toActiond']['p50'])}, actiond → client {ms(disk['fromActiond']['p50'])} | (no target) "
+                    "| – |")
+    return rows
+
+
+def mqtt_host_only(args):
+    """The MQTT round trip alone: its summary rows, printed (for a hand-written section)."""
+    m = mqtt_round_trips(args.mqtt, args.mqtt_n)
+    print(f"bench: {m['machine']['date']}, load average {m['machine']['load']:.2f}")
+    print("\n".join(mqtt_host_rows({"mqtt": m})))
+
+
 def host(args):
     results = {"machine": machine()}
     work = tempfile.mkdtemp(prefix="actiond-bench-")
@@ -481,6 +540,10 @@ def host(args):
         results["abuse"] = socket_abuse(args.actiond, args.tool, work)
         # Another user's new connection during one user's connection storm (issue 30, item 5).
         results["admission"] = admission(args.actiond, args.tool, work)
+
+        # The MQTT round trip, publish → state (issue 31).
+        if args.mqtt:
+            results["mqtt"] = mqtt_round_trips(args.mqtt, args.mqtt_n)
 
         # Command start and `held` on the host's own CPU, against the C reactor (issues 13, 15).
         if args.helper:
@@ -1686,10 +1749,142 @@ def hand_written(doc):
     return out + [""] if out else out
 
 
+FEEDBACK_TARGET = 5e6  # deadline → the first feedback write reaching the device, p99 (issue 32)
+
+
+def user_page(host, vmr, notebook_link, plot_path, hand):
+    """docs/benchmarks.md, the page a user reads: what a user waits for against its target, in
+    one table computed from the same figures and margins as the notebook's summary; a plot; how
+    to run `make bench`; a link to the notebook. Its hand-written sections (figures measured alone
+    after the last full run, with their dates) are carried over as the notebook's are."""
+    m = host["machine"]
+    vm_where = "VM, idle host"
+    lines = [
+        "# Benchmarks",
+        "",
+        f"How quickly actiond answers a button, measured by `make bench` on {m['date']}. Every figure, the "
+        f"method and the experiments behind them are in [the lab notebook]({notebook_link}). Generated: rerun "
+        "`make bench` rather than editing this file (sections marked hand-written are kept as they are).",
+        "",
+        "## Summary",
+        "",
+        "| what you wait for | p50 | p99 | where | target | verdict |",
+        "|---|---:|---:|---|---|---|",
+    ]
+    rows = []
+    series = vmr["series"] if vmr else {}
+    p = lambda k, q: series.get(k, {}).get(q)  # noqa: E731
+    if vmr:
+        v = p("actiondPressed", "p99")
+        if v is not None:
+            rows.append(f"| key-down → `pressed` read by a socket subscriber | {ms(p('actiondPressed', 'p50'))} ms | "
+                        f"{ms(v)} ms | {vm_where} | p99 ≤ 2 ms | {verdict(v <= 2e6, f'by {ms(v - 2e6)} ms')} |")
+        v, rt = p("actiondHeld", "p99"), p("reactorTimer", "p99")
+        if v is not None and rt is not None:
+            early = vmr["early"].get("actiondHeld", 0) + vmr["early"].get("actiondCommand", 0)
+            over = v - rt - HELD_MARGIN
+            missed = ", ".join(x for x in [f"{early} early" if early else "",
+                                           f"by {ms(over)} ms" if over > 0 else ""] if x)
+            rows.append(f"| hold threshold → `held` read by a socket subscriber | {ms(p('actiondHeld', 'p50'))} ms | "
+                        f"{ms(v)} ms | {vm_where} | never early; p99 ≤ the C reactor's timer wake-up "
+                        f"({ms(rt)} ms) + {HELD_MARGIN / 1e6:g} ms | {verdict(not missed, missed)} |")
+        a, r = p("actiondCommand", "p50"), p("reactorCommand", "p50")
+        if a is not None and r is not None:
+            over = a - r - COMMAND_MARGIN
+            rows.append(f"| hold threshold → the command running | {ms(a)} ms | {ms(p('actiondCommand', 'p99'))} ms | "
+                        f"{vm_where} | p50 ≤ the C reactor's ({ms(r)} ms) + {COMMAND_MARGIN / 1e6:g} ms | "
+                        f"{verdict(over <= 0, f'by {ms(over)} ms')} |")
+    c = host.get("commands")
+    if c:
+        q = lambda k, x: c["summary"].get(k, {}).get(x)  # noqa: E731
+        a, r = q("actiondIdleCommand", "p50"), q("reactorIdleCommand", "p50")
+        over = a - r - COMMAND_MARGIN
+        rows.append(f"| … the same without the emulator | {ms(a)} ms | {ms(q('actiondIdleCommand', 'p99'))} ms | "
+                    "host, one core | p50 ≤ the C reactor doing the same deadline work "
+                    f"({ms(r)} ms) + {COMMAND_MARGIN / 1e6:g} ms | {verdict(over <= 0, f'by {ms(over)} ms')} |")
+    if vmr:
+        v = p("actiondTick", "p99")
+        if v is not None:
+            rows.append(f"| hold threshold → the feedback LED's first change (sysfs) | {ms(p('actiondTick', 'p50'))} ms | "
+                        f"{ms(v)} ms | {vm_where} | p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms | "
+                        f"{verdict(v <= FEEDBACK_TARGET, f'by {ms(v - FEEDBACK_TARGET)} ms')} |")
+        v = p("mqttLongPress", "p50")
+        if v is not None:
+            rows.append(f"| hold threshold → `long_press` at an MQTT subscriber (actiond-mqtt, mosquitto) | {ms(v)} ms | "
+                        f"{ms(p('mqttLongPress', 'p99'))} ms | {vm_where}, broker on the guest's loopback | "
+                        "(no target) | – |")
+    best = host.get("mqtt", {}).get("setups", {}).get("nodelay")
+    if best:
+        v = best["total"]["p50"]
+        rows.append(f"| MQTT switch command published → its state received | {ms(v)} ms | {ms(best['total']['p99'])} ms | "
+                    "host loopback, mosquitto `set_tcp_nodelay true` | "
+                    f"p50 ≤ {MQTT_ROUND_TRIP_TARGET / 1e6:g} ms | "
+                    f"{verdict(v <= MQTT_ROUND_TRIP_TARGET, f'by {ms(v - MQTT_ROUND_TRIP_TARGET)} ms')} |")
+    a = host.get("abuse")
+    if a:
+        v = a["abused"]["p99"]
+        rows.append(f"| a well-behaved client's `status` while {a['clients']} abusive clients hammer the socket | "
+                    f"{ms(a['abused']['p50'])} ms | {ms(v)} ms | host | p99 < {STATUS_ABUSED / 1e6:g} ms | "
+                    f"{verdict(v < STATUS_ABUSED, f'by {ms(v - STATUS_ABUSED)} ms')} |")
+    if vmr and p("actiondHeldAbuse", "p99") is not None:
+        v, idle = p("actiondHeldAbuse", "p99"), p("actiondHeld", "p99")
+        over = v - idle - ABUSE_MARGIN
+        rows.append(f"| hold threshold → `held`, {vmr.get('abuse', {}).get('clients', 50)} abusive clients on the socket | "
+                    f"{ms(p('actiondHeldAbuse', 'p50'))} ms | {ms(v)} ms | {vm_where} | p99 ≤ without them "
+                    f"({ms(idle)} ms) + {ABUSE_MARGIN / 1e6:g} ms | {verdict(over <= 0, f'by {ms(over)} ms')} |")
+    if vmr:
+        start = vmr["actiondMemory"]["start"]
+        rows.append(f"| memory: VmRSS (RssAnon) after start | {kib(start['vmRSSkB'])} ({kib(start['rssAnonkB'])}) | | "
+                    f"VM | ≤ 8 MiB (≤ 1 MiB) | "
+                    + verdict(start["vmRSSkB"] <= 8192 and start["rssAnonkB"] <= 1024, ", ".join(
+                        x for x in [f"VmRSS by {kib(start['vmRSSkB'] - 8192)}" if start["vmRSSkB"] > 8192 else "",
+                                    f"RssAnon by {kib(start['rssAnonkB'] - 1024)}" if start["rssAnonkB"] > 1024 else ""]
+                        if x)) + " |")
+        idle = vmr.get("idle", {})
+        woke = idle.get("switches")
+        rows.append(f"| wakeups of the idle daemon over {idle.get('seconds')} s | {woke} | | VM | 0 | "
+                    f"{verdict(woke == 0, f'{woke} wakeups')} |")
+    r = host["recognizer"]
+    rows.append(f"| the press recognizer's throughput | {r['eventsPerSecondMedian'] / 1e6:.1f} M events/s | | host | "
+                f"(no target; {r['allocationsPerEvent']:g} heap allocations per event) | – |")
+    lines += rows
+    where = [f"Host: {m['cpu']}, {m['cores']} cores, load average {m['load']:.1f} at the start (a shared machine)."]
+    if vmr and vmr.get("vm"):
+        where.append(f"VM: qemu {vmr['vm']['qemu']} TCG (no KVM), 1 vCPU, on that host with nothing else of the run "
+                     "going on; TCG runs about 8× slower than the host, so a VM figure is read against the C reactor "
+                     "(a minimal epoll + timerfd + posix_spawn program) measured in the same boot, as the targets "
+                     "are.")
+    lines += ["", " ".join(where), ""]
+    if plot_path:
+        lines += [f"![command start latency]({plot_path})", "",
+                  "Hold threshold → command start in the VM, as a CDF: actiond next to the C reactor, the posix_spawn "
+                  "and fork + execve floors, a python-evdev script and triggerhappy (from its key-down: it has no "
+                  "holds).", ""]
+    lines += hand
+    lines += [
+        "## Running it",
+        "",
+        "    make bench                                   # everything: about 40 minutes on 2 cores",
+        "    make bench-peers BENCH_N=100 BENCH_IDLE_S=10 # a quick look, fewer samples",
+        "    make bench-peers BENCH_LOADED=0              # without the loaded boot (about half the time)",
+        "    make bench-mqtt                              # or bench-abuse, bench-admission: one host figure alone",
+        "",
+        "`make bench` builds release binaries, measures on the host, boots the VM tier's kernel twice under "
+        "qemu (once on an idle host, once with one host core kept busy by stress-ng) and rewrites this page, "
+        f"[the notebook]({notebook_link}) and the plots. It only measures: no figure fails it. Run it on an "
+        "otherwise quiet machine and compare figures of one run with each other, not across runs. Its packages "
+        "(gnuplot, stress-ng, python3-evdev, mosquitto, …) come from `make bench-deps`; the variables and files "
+        "are in Tests/bench/README.md. The raw figures stay in `.build/bench/`, from which "
+        "`Tests/bench/bench.py report` rewrites the pages without measuring again.",
+        "",
+    ]
+    return lines
+
+
 def report(args):
     with open(args.host) as f:
         host = json.load(f)
-    vmr, samples = None, {}
+    vmr, samples, commands_plot = None, {}, False
     if os.path.exists(args.vm):
         with open(args.vm) as f:
             vmr = json.load(f)
@@ -1700,10 +1895,22 @@ def report(args):
         with open(args.vm_loaded) as f:
             vml = json.load(f)
     os.makedirs(args.plots, exist_ok=True)
-    rel = os.path.relpath(args.plots, os.path.dirname(os.path.abspath(args.doc)))
     m = host["machine"]
+    # The notebook's hand-written sections stay in it; before there was a notebook they were
+    # in the page itself, so the first report moves them there.
+    notebook = args.notebook or os.path.join(os.path.dirname(args.doc), "benchmarks-notebook.md")
+    had_notebook = os.path.exists(notebook)
+    notebook_hand = hand_written(notebook if had_notebook else args.doc)
+    page_hand = hand_written(args.doc) if had_notebook else []
+    rel = os.path.relpath(args.plots, os.path.dirname(os.path.abspath(notebook)))
+    page_rel = os.path.relpath(args.plots, os.path.dirname(os.path.abspath(args.doc)))
+    notebook_link = os.path.relpath(os.path.abspath(notebook), os.path.dirname(os.path.abspath(args.doc)))
+    page_link = os.path.relpath(os.path.abspath(args.doc), os.path.dirname(os.path.abspath(notebook)))
     lines = [
-        "# Benchmarks",
+        "# Benchmarks: the lab notebook",
+        "",
+        f"Every figure of the last `make bench`, the method, and the experiments behind them; the summary a user "
+        f"reads is [{os.path.basename(args.doc)}]({page_link}).",
         "",
         f"Generated by `make bench` on {m['date']} — rerun it rather than editing this file.",
         f"Host: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, load average {m['load']:.1f} at the start "
@@ -1763,6 +1970,7 @@ def report(args):
                         + (f" and {abused} under abusive clients" if abused else "") + " | "
                         f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
         rows += mqtt_rows(vmr)
+        rows += mqtt_host_rows(host)
         rows += abuse_rows(vmr, host)
         rows += host_command_rows(host)
         rows += gesture_rows(vmr)
@@ -1799,7 +2007,7 @@ def report(args):
     ]
     if vmr:
         lines += notes(vmr)
-    lines += hand_written(args.doc)
+    lines += notebook_hand
     lines += host_command_section(host)
     if host.get("commands"):
         lines.append("")
@@ -1831,9 +2039,12 @@ def report(args):
                 "Announcement latency in the VM (CDF)", "milliseconds after the key-down / the hold deadline",
                 os.path.join(args.plots, "vm-announcements.png")):
             lines += [f"![announcement latency]({rel}/vm-announcements.png)", ""]
-        if plot(samples, ["spawn", "fork", "reactorCommand", "actiondCommand", "pythonCommand", "thdCommand"],
-                "Event to command start in the VM (CDF)", "milliseconds (thd from the key-down, the others from the hold deadline)",
-                os.path.join(args.plots, "vm-commands.png")):
+        commands_plot = plot(samples, ["spawn", "fork", "reactorCommand", "actiondCommand", "pythonCommand",
+                                       "thdCommand"],
+                             "Event to command start in the VM (CDF)",
+                             "milliseconds (thd from the key-down, the others from the hold deadline)",
+                             os.path.join(args.plots, "vm-commands.png"))
+        if commands_plot:
             lines += [f"![command start latency]({rel}/vm-commands.png)", ""]
         lines += ["### Memory (kB)", "", "| process | when | VmRSS | RssAnon |", "|---|---|---:|---:|"]
         for name, key in (("actiond", "actiondMemory"), ("actiond-mqtt (07-mqtt)", "bridgeMemory"),
@@ -1898,9 +2109,12 @@ def report(args):
         "",
     ]
     lines += METHOD
-    with open(args.doc, "w") as f:
+    with open(notebook, "w") as f:
         f.write("\n".join(lines))
-    print(f"bench: wrote {args.doc}")
+    page = user_page(host, vmr, notebook_link, f"{page_rel}/vm-commands.png" if commands_plot else None, page_hand)
+    with open(args.doc, "w") as f:
+        f.write("\n".join(page))
+    print(f"bench: wrote {args.doc} and {notebook}")
 
 
 METHOD = [
@@ -1911,7 +2125,8 @@ METHOD = [
     "(`Tests/bench/vm.sh`, the VM tier's harness) on the otherwise idle host, a second boot of the same "
     "scenarios with one host core kept busy by `stress-ng --cpu 1 --cpu-method all` (started just before "
     "that boot and stopped right after it, however the run ends; `BENCH_LOADED=0` skips it, "
-    "`BENCH_LOADED_N` sets its samples per figure), then this document and its plots (`bench.py report`). "
+    "`BENCH_LOADED_N` sets its samples per figure), then this notebook, the summary page and the plots "
+    "(`bench.py report`). "
     "Nothing here is a test: no figure fails the run, but an impossible sample does (below).",
     "",
     "- The key is a uinput device of `benchtool device` (Tests/bench/benchtool.c) with exact press and "
@@ -1963,6 +2178,14 @@ METHOD = [
     "time_us). All on one vCPU: the bridge, the broker and the MQTT subscriber run when actiond and the "
     "socket subscriber do not, so the socket figure there is not 02-actiond's. Before the holds, the idle "
     "bridge's context switches over the idle window (default keepalive, 60 s) and its memory.",
+    "- MQTT round trip on the host (issue 31; Tests/mqtt/bench_bridge.py's round_trip, `BENCH_MQTT_N` commands "
+    "per set-up): mosquitto, actiond (a store toggle) and actiond-mqtt of their own on the loopback, and a paho "
+    "client with TCP_NODELAY set that publishes `ON`/`OFF` (QoS 1) on the toggle's command topic, each once the "
+    "last one's state came back, and stamps the retained state's receipt; a subscriber on actiond's socket splits "
+    "each command into client → actiond's `performing`, actiond's perform and `performed` → the client. Set-ups: "
+    "mosquitto's `set_tcp_nodelay true` with actiond's state directory on tmpfs (the target's: the MQTT path) "
+    "and on the disk (the perform's fsync), mosquitto's default, and the client with Nagle on (as paho, Home "
+    "Assistant's client).",
     "- The loaded boot skips the abuse phase and the gestures and shortens the idle window and the blast: "
     "none of them feeds its section.",
     "",
@@ -1982,6 +2205,11 @@ def main():
     h.add_argument("--helper", help="actiond-test-helper (serve-fifo): adds the host command-start figures")
     h.add_argument("--command-holds", type=int, default=200)
     h.add_argument("--command-rounds", type=int, default=2)
+    h.add_argument("--mqtt", help="directory of actiond and actiond-mqtt: adds the MQTT round trip")
+    h.add_argument("--mqtt-n", type=int, default=300, help="commands per MQTT round-trip set-up")
+    mh = sub.add_parser("mqtt-host", help="the MQTT round trip on the host alone (printed)")
+    mh.add_argument("--mqtt", required=True, help="directory of actiond and actiond-mqtt")
+    mh.add_argument("--mqtt-n", type=int, default=300)
     c = sub.add_parser("commands", help="the host command-start figures alone (printed, and --out)")
     c.add_argument("--helper", required=True)
     c.add_argument("--tool", required=True)
@@ -2009,11 +2237,13 @@ def main():
     r.add_argument("--host", required=True)
     r.add_argument("--vm", required=True)
     r.add_argument("--vm-loaded", help="vm.json of the boot with one host core busy (adds the loaded section)")
-    r.add_argument("--doc", required=True)
+    r.add_argument("--doc", required=True, help="the page a user reads: summary, plot, how to run")
+    r.add_argument("--notebook", help="every figure, the method, the experiments (default: benchmarks-notebook.md "
+                   "beside --doc)")
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
     {"host": host, "abuse": abuse, "admission": admission_only, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
-     "report": report}[args.command](args)
+     "mqtt-host": mqtt_host_only, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

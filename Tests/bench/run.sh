@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Everything of `make bench-peers` (mk/benchmarks.mk): release binaries, the host figures,
 # one VM boot with the bench scenarios on an otherwise idle host, a second boot of the same
-# scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md and
-# its plots. Measures only; it fails when a measurement could not be taken, never because a
+# scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md (the
+# summary), docs/benchmarks-notebook.md (every figure, the method, the experiments) and the plots. Measures only; it fails when a measurement could not be taken, never because a
 # figure is slow.
 #
 #   Tests/bench/run.sh    (from the environment: BENCH_N, BENCH_IDLE_S, BENCH_BLAST,
 #                          BENCH_ABUSE_N, BENCH_GESTURE_N, BENCH_HOLD_MS; BENCH_LOADED=0 skips the loaded
-#                          boot, BENCH_LOADED_N its samples per figure, default 200)
+#                          boot, BENCH_LOADED_N its samples per figure, default 200; BENCH_MQTT_N the
+#                          MQTT round trip's commands per set-up, default 300)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,8 +34,9 @@ cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
 # The MQTT subscriber of 07-mqtt: libmosquitto is shared only (libmosquitto-dev, mk/mqtt.mk).
 cc -O2 -Wall -Wextra -Werror -o "$out/benchmqtt" "$here/benchmqtt.c" $(pkg-config --cflags --libs libmosquitto)
 
-python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
-  --helper "$bin/actiond-test-helper" --out "$out/host.json"
+# Debian's python3: the MQTT round trip's client is python3-paho-mqtt (Tests/mqtt/bench_bridge.py).
+/usr/bin/python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
+  --helper "$bin/actiond-test-helper" --mqtt "$bin" --mqtt-n "${BENCH_MQTT_N:-300}" --out "$out/host.json"
 BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm"
 python3 "$here/bench.py" vm --serial "$out/vm/serial.log" --hold-ms "${BENCH_HOLD_MS:-100}" \
   --vm-info "$out/vm/info.json" --out "$out/vm.json"
@@ -73,5 +75,5 @@ if [[ ${BENCH_LOADED:-1} != 0 ]]; then
 fi
 
 python3 "$here/bench.py" report --host "$out/host.json" --vm "$out/vm.json" "${loaded[@]}" \
-  --doc docs/benchmarks.md --plots docs/benchmarks
-echo "bench: done in $(($(date +%s) - start)) s: docs/benchmarks.md, docs/benchmarks/*.png"
+  --doc docs/benchmarks.md --notebook docs/benchmarks-notebook.md --plots docs/benchmarks
+echo "bench: done in $(($(date +%s) - start)) s: docs/benchmarks.md, docs/benchmarks-notebook.md, docs/benchmarks/*.png"
