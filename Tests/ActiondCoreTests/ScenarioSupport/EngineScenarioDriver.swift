@@ -103,7 +103,7 @@ enum EngineScenarioDriver: ScenarioDriver {
         if w.count == 2, w[1] == "ok" {
           engine.performFinished(job: job.id, .succeeded)
         } else if w.count == 2, w[1] == "stopped" {
-          // As the daemon reports a command its stop ended (EngineEffects.performOutcome).
+          // As the daemon reports a command its stop ended (EffectInterpreter.performOutcome).
           engine.performFinished(
             job: job.id, .failed(code: .stopped, reason: "the command was stopped by actiond (it is stopping)"))
         } else if w.count >= 2, w[1] == "fail" {
