@@ -18,17 +18,24 @@ enum HoldTurn {
     var bytesPerHold: Int
   }
 
-  /// Encodes each announcement as the server does and completes each command at once.
-  final class Output: ControlEngineOutput {
+  /// Carries out the engine's effects: encodes each announcement as the server does,
+  /// records the commands, answers every save it waits for at once.
+  struct Output {
     var armed: MonotonicInstant?
     var jobs: [ControlEngine.PerformJob] = []
     var bytes = 0
-    func announce(_ event: Event) { bytes &+= ServerMessage.event(event).line.count }
-    func log(_ level: LogLevel, _ message: String) {}
-    func armTimer(at deadline: MonotonicInstant?) { armed = deadline }
-    func runIntent(_ job: ControlEngine.PerformJob) { jobs.append(job) }
-    func readValue(_ job: ControlEngine.ValueReadJob) {}
-    func persist(_ state: StateSnapshot) throws(ProtocolError) {}
+
+    mutating func handle(_ input: EngineInput, on engine: inout ControlEngine) {
+      for effect in engine.handle(input) {
+        switch effect {
+        case .announce(let event): bytes &+= ServerMessage.event(event).line.count
+        case .armTimer(let deadline): armed = deadline
+        case .startCommand(let job): jobs.append(job)
+        case .save(_, let token?): handle(.saved(token, nil), on: &engine)
+        default: break
+        }
+      }
+    }
   }
 
   static let configuration = """
@@ -44,9 +51,9 @@ enum HoldTurn {
   static func measure(holds: Int) -> Figures? {
     guard let config = try? ConfigurationLoader.load(main: ConfigurationSource(name: "bench", text: configuration))
     else { return nil }
-    let output = Output()
-    let engine = ControlEngine(configuration: config, output: output)
-    engine.start()
+    var output = Output()
+    var engine = ControlEngine(configuration: config)
+    output.handle(.start, on: &engine)
     var t = MonotonicInstant(nanoseconds: 1_000_000_000_000)
     var down: [Int] = [], deadline: [Int] = [], up: [Int] = []
     down.reserveCapacity(holds)
@@ -59,19 +66,19 @@ enum HoldTurn {
       let a0 = alloc_counter_allocations()
       let b0 = output.bytes
       var s = now()
-      engine.keyEvent(button: 0, code: 148, value: 1, at: t)
+      output.handle(.key(button: "action", code: 148, value: 1, at: t), on: &engine)
       let d0 = now() - s
       guard let due = output.armed else { return nil }
       t = due
       s = now()
-      engine.deadlineReached(at: t)
+      output.handle(.deadline(at: t), on: &engine)
       let d1 = now() - s
       t = t + .milliseconds(30)
       s = now()
-      engine.keyEvent(button: 0, code: 148, value: 0, at: t)
+      output.handle(.key(button: "action", code: 148, value: 0, at: t), on: &engine)
       let d2 = now() - s
       // The command "ran": its outcome settles the toggle before the next press.
-      for job in output.jobs { engine.performFinished(job: job.id, .succeeded) }
+      for job in output.jobs { output.handle(.commandFinished(job: job.id, .succeeded), on: &engine) }
       guard output.jobs.count == 1 else { return nil }
       output.jobs.removeAll(keepingCapacity: true)
       t = t + .milliseconds(70)

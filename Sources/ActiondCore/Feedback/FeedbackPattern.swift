@@ -26,17 +26,21 @@ public enum FeedbackMoment: String, Hashable, Sendable, CaseIterable, Comparable
   }
 }
 
-/// What the engine reports about one button, in the order it happens
-/// (``ControlEngineOutput/buttonMoment(_:button:)``).
-public enum ButtonMoment: Hashable, Sendable, CaseIterable {
-  case pressed, held, longHeld, doublePressed, performed, failed, busy
-  /// The key went up (after a short press, a hold or a double press).
-  case released
-  /// The press ended without a release of the user's: device lost, reload, resync.
-  case cancelled
+/// The moments of a button's press are the protocol's events, by their names
+/// (``EventName``: `pressed`, `released`, `held`, `long-held`, `double-pressed`, ...; one
+/// vocabulary for the recognizer, the engine, the feedback, MQTT and docs/protocol.md).
+/// The engine reports each to the button's feedback in the order it announces them
+/// (``EngineEffect/feedback(_:button:)``), with a perform's outcome (`performed`,
+/// `failed`, `busy`) when a button asked for it.
+extension EventName {
+  /// The names that are moments of a button's press or of a perform it asked for.
+  public static let buttonMoments: [EventName] = [
+    .pressed, .released, .held, .longHeld, .releasedAfterHold, .doublePressed, .releasedAfterDoublePress,
+    .cancelled, .performed, .failed, .busy,
+  ]
 
-  /// The feedback moment it shows; nil for the end of a press, which only ends a
-  /// pattern that lasts while the key is down.
+  /// The feedback moment it shows; nil for the end of a press (which only ends a pattern
+  /// that lasts while the key is down) and for what is no moment of a button.
   public var feedback: FeedbackMoment? {
     switch self {
     case .pressed: .pressed
@@ -44,7 +48,17 @@ public enum ButtonMoment: Hashable, Sendable, CaseIterable {
     case .performed: .performed
     case .failed: .failed
     case .busy: .busy
-    case .released, .cancelled: nil
+    default: nil
+    }
+  }
+
+  /// Whether it ends a press: the key went up (after a short press, a hold or a double
+  /// press), or the press ended without a release of the user's (device lost, reload,
+  /// resync; announced or not).
+  public var endsPress: Bool {
+    switch self {
+    case .released, .releasedAfterHold, .releasedAfterDoublePress, .cancelled: true
+    default: false
     }
   }
 }

@@ -62,9 +62,9 @@ public struct FeedbackScheduler: Hashable, Sendable {
   /// A moment of the button at `time`. A moment this output shows starts its pattern
   /// (replacing the one running); the end of a press ends a sustained pattern; any other
   /// moment changes nothing.
-  public mutating func moment(_ moment: ButtonMoment, at time: MonotonicInstant) -> Write? {
+  public mutating func moment(_ moment: EventName, at time: MonotonicInstant) -> Write? {
     guard let shown = moment.feedback else {
-      guard let r = running, r.pattern.sustained else { return nil }
+      guard moment.endsPress, let r = running, r.pattern.sustained else { return nil }
       running = nil
       return write(rest)
     }
@@ -163,7 +163,7 @@ public struct FeedbackSchedulers: Hashable, Sendable {
   public var nextDeadline: MonotonicInstant? { schedulers.compactMap(\.nextDeadline).min() }
 
   /// A moment of `button` at `time`.
-  public mutating func moment(_ moment: ButtonMoment, button: String, at time: MonotonicInstant) -> [Action] {
+  public mutating func moment(_ moment: EventName, button: String, at time: MonotonicInstant) -> [Action] {
     update(button) { $0.moment(moment, at: time) }
   }
 

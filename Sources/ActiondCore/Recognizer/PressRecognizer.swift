@@ -12,7 +12,7 @@
 //
 //       P==========R--------|
 //       *pressed(P)
-//                  *releasedShort(R, heldFor: R-P)
+//                  *released(R, heldFor: R-P)
 //
 //  2. Hold: still down at the threshold. `held` fires once, stamped at the deadline
 //     (not at the moment the timer input is processed), then the release follows.
@@ -28,7 +28,7 @@
 //        the deadline input (at t >= P+T) finds nothing to do.
 //
 //       P==============R----|.....t (deadline input)
-//       *pressed       *releasedShort           (no held)
+//       *pressed       *released           (no held)
 //
 //     b) R stamped at/after the deadline, read before the deadline input: the
 //        recognizer catches up first: held (stamped P+T), then releasedAfterHold.
@@ -44,7 +44,7 @@
 //  5. Chatter. With D = 0 every edge counts (a bouncing contact is several presses):
 //
 //       P=R-P=R-P=====R
-//       * * * * *     *       pressed, releasedShort, pressed, releasedShort, ...
+//       * * * * *     *       pressed, released, pressed, released, ...
 //
 //     With D > 0 (the rule, modelled on libinput's "bounce" debouncing): a press
 //     takes effect at once; a release takes effect only once the key has stayed
@@ -69,7 +69,7 @@
 //     release; the next press counts normally.
 //
 //       (appear: down)=====R-------P=====R
-//        nothing           nothing *pressed *releasedShort
+//        nothing           nothing *pressed *released
 //
 //  7. Device lost mid-press: the pending hold is cancelled, even if its deadline
 //     has passed but not yet been delivered (events not yet read are gone with the
@@ -111,7 +111,7 @@
 //     short press, and only double-press buttons wait.
 //
 //       P=====R--------(R+W)        P=====R----(R+W)-P'====R'
-//       *pressed       *releasedShort(R)           *pressed (a new first press)
+//       *pressed       *released(R)           *pressed (a new first press)
 //
 //     With debounce D a re-press less than D after the release is chatter (case 5);
 //     the window is counted from the release, W > D. A third press after a double
@@ -185,7 +185,7 @@ public enum PressAnnouncement: Hashable, Sendable, CustomStringConvertible {
   /// Released before the hold threshold: a short press. On a double-press button it is
   /// announced once the window has passed without a second press (still stamped `at`,
   /// the release).
-  case releasedShort(at: MonotonicInstant, heldFor: TimeSpan)
+  case released(at: MonotonicInstant, heldFor: TimeSpan)
   /// Still down at the hold threshold. `at` is the deadline (`pressedAt` + threshold),
   /// not the moment the timer happened to be processed.
   case held(at: MonotonicInstant, pressedAt: MonotonicInstant)
@@ -205,7 +205,7 @@ public enum PressAnnouncement: Hashable, Sendable, CustomStringConvertible {
   /// The instant the announcement is stamped with.
   public var instant: MonotonicInstant {
     switch self {
-    case .pressed(let at), .releasedShort(let at, _), .held(let at, _), .longHeld(let at, _),
+    case .pressed(let at), .released(let at, _), .held(let at, _), .longHeld(let at, _),
       .releasedAfterHold(let at, _, _), .doublePressed(let at, _, _), .releasedAfterDoublePress(let at, _),
       .cancelled(let at, _, _):
       at
@@ -215,7 +215,7 @@ public enum PressAnnouncement: Hashable, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .pressed(let at): "pressed at \(at)"
-    case .releasedShort(let at, let heldFor): "released-short at \(at) held=\(heldFor)"
+    case .released(let at, let heldFor): "released at \(at) held=\(heldFor)"
     case .held(let at, let pressedAt): "held at \(at) pressed=\(pressedAt)"
     case .longHeld(let at, let pressedAt): "long-held at \(at) pressed=\(pressedAt)"
     case .releasedAfterHold(let at, let heldFor, let longHeld):
@@ -479,7 +479,7 @@ public struct PressRecognizer: Hashable, Sendable {
     gestures = new
     if case .awaitingSecondPress(let pressedAt, let releasedAt) = state, !new.contains(.doublePress) {
       state = .idle
-      out.announcements.append(.releasedShort(at: releasedAt, heldFor: releasedAt - pressedAt))
+      out.announcements.append(.released(at: releasedAt, heldFor: releasedAt - pressedAt))
     }
     out.nextDeadline = nextDeadline
     return out
@@ -589,7 +589,7 @@ public struct PressRecognizer: Hashable, Sendable {
       case .awaitingSecondPress(let pressedAt, let releasedAt):
         guard t >= releasedAt + settings.doublePressWindow else { return }
         state = .idle
-        out.announcements.append(.releasedShort(at: releasedAt, heldFor: releasedAt - pressedAt))
+        out.announcements.append(.released(at: releasedAt, heldFor: releasedAt - pressedAt))
         return
       case .idle, .ignoringUntilRelease, .longHeld, .secondPress:
         return
@@ -666,7 +666,7 @@ public struct PressRecognizer: Hashable, Sendable {
     case .releasing(let pressedAt, let releasedAt, let stage):
       out.announcements.append(Self.release(pressedAt: pressedAt, releasedAt: releasedAt, stage: stage))
     case .awaitingSecondPress(let pressedAt, let releasedAt):
-      out.announcements.append(.releasedShort(at: releasedAt, heldFor: releasedAt - pressedAt))
+      out.announcements.append(.released(at: releasedAt, heldFor: releasedAt - pressedAt))
     case .idle, .ignoringUntilRelease:
       break
     }
@@ -679,7 +679,7 @@ public struct PressRecognizer: Hashable, Sendable {
     -> PressAnnouncement
   {
     switch stage {
-    case .pending: .releasedShort(at: releasedAt, heldFor: releasedAt - pressedAt)
+    case .pending: .released(at: releasedAt, heldFor: releasedAt - pressedAt)
     case .held: .releasedAfterHold(at: releasedAt, heldFor: releasedAt - pressedAt, longHeld: false)
     case .longHeld: .releasedAfterHold(at: releasedAt, heldFor: releasedAt - pressedAt, longHeld: true)
     case .doublePressed: .releasedAfterDoublePress(at: releasedAt, heldFor: releasedAt - pressedAt)

@@ -5,18 +5,18 @@ import Glibc
 
 /// The running daemon: its lifecycle (start, SIGHUP reload, SIGTERM/SIGINT stop),
 /// signals and sd_notify, and the wiring of the pure `ControlEngine` to the Linux world
-/// on one epoll loop. Input devices feed the engine from here; what the engine asks for
-/// is carried out by ``EngineEffects``; the socket's requests are routed to the engine by
-/// ``RequestRouter``. Nothing in this file decides behaviour: that is the engine's job.
+/// on one epoll loop. Input devices feed the engine from here, through the
+/// ``EffectInterpreter``, which holds the engine (a value) and carries out the effects it
+/// returns; the socket's requests reach it through ``RequestRouter``. Nothing in this
+/// file decides behaviour: that is the engine's job.
 ///
-/// Ownership: the daemon holds the engine, the effects, the router, the server, the input
-/// source and the runner. The engine holds the effects (its output) and the effects point
-/// back at it `unowned`; the server holds the router weakly (its handler); the router
-/// holds only the engine and the input source. Nothing forms a cycle. The state each
-/// piece of the daemon needs has one owner: the configuration, assignments, values and
-/// providers are the engine's; bindings and bound devices the input source's; the
-/// engine's timer, the save retry and the resolved users the effects'; the stop the
-/// daemon's.
+/// Ownership: the daemon holds the interpreter, the router, the server, the input source
+/// and the runner; the interpreter holds the engine, the feedback driver and the server;
+/// the server holds the router weakly (its handler); the router holds the interpreter and
+/// the input source. Nothing points back and nothing forms a cycle. The state each piece
+/// needs has one owner: the configuration generation, assignments, values and providers
+/// are the engine's; bindings and bound devices the input source's; the engine's timer,
+/// the save retry and the resolved users the interpreter's; the stop the daemon's.
 public final class Daemon {
   /// Where the daemon's pieces come from; `actiond` builds it from the command line.
   public struct Settings {
@@ -61,14 +61,14 @@ public final class Daemon {
   public let loop: EventLoop
   private let logger: Logger
   private let notifier: SystemdNotifier
-  /// Internal for tests, which change a value in the middle of a press.
-  let engine: ControlEngine
-  /// The configuration in force: the engine's, its one owner (a reload hands it the new
-  /// one with `apply`).
-  private var configuration: Configuration { engine.configuration }
-  /// The engine's output: it carries out what the engine asks (see ``EngineEffects``).
-  /// Internal for tests (its `clientQuiet`).
-  let effects: EngineEffects
+  /// The engine's value, as the interpreter holds it (internal for tests).
+  var engine: ControlEngine { interpreter.engine }
+  /// The configuration in force: the current generation's, whose one owner is the engine
+  /// (a reload hands every part the next generation with ``EffectInterpreter/apply(_:at:)``).
+  private var configuration: Configuration { interpreter.generation.configuration }
+  /// Holds the engine and carries out what it asks (see ``EffectInterpreter``). Internal
+  /// for tests (its `clientQuiet`, and requests in the middle of a press).
+  let interpreter: EffectInterpreter
   /// The socket server's handler (see ``RequestRouter``).
   private let router: RequestRouter
   private let server: ControlServer
@@ -130,18 +130,14 @@ public final class Daemon {
     let store = StateStore(directory: configuration.stateDirectory, logger: logger)
     // The store logs what it found (missing, loaded, corrupt and kept aside, unreadable).
     let (snapshot, _) = store.load()
-    effects = EngineEffects(
-      loop: loop, logger: logger, store: store, runner: self.runner, input: self.input,
-      environment: settings.environment)
-    effects.configurationLoaded(configuration)
     feedback = FeedbackDriver(
       loop: loop, logger: logger,
       factory: feedbackLights ?? LinuxFeedbackLights(inputLEDs: self.input as? any ButtonDeviceLEDs))
-    feedback.configure(configuration)
-    effects.feedback = feedback
-    engine = ControlEngine(configuration: configuration, state: snapshot, output: effects)
-    effects.engine = engine
-    router = RequestRouter(engine: engine, input: self.input, loop: loop, logger: logger)
+    interpreter = EffectInterpreter(
+      engine: ControlEngine(generation: ConfigurationGeneration(first: configuration), state: snapshot),
+      loop: loop, logger: logger, store: store, runner: self.runner, input: self.input, feedback: feedback,
+      environment: settings.environment)
+    router = RequestRouter(interpreter: interpreter, input: self.input, loop: loop, logger: logger)
 
     let socketDirectory = Daemon.parentDirectory(of: configuration.socket.path)
     if !socketDirectory.isEmpty { try? Daemon.makeDirectory(socketDirectory) }
@@ -149,10 +145,10 @@ public final class Daemon {
     serverConfiguration.path = configuration.socket.path
     server = try ControlServer(configuration: serverConfiguration, loop: loop, handler: router)
     server.log = { [logger] message in logger.info(message, event: "socket") }
-    effects.server = server
+    interpreter.server = server
     // The closures below are the daemon's own: `unowned`, as the daemon holds what calls
-    // them (the input source, the effects) and outlives them.
-    effects.commandsEnded = { [unowned self] in self.finishShutdown() }
+    // them (the input source, the interpreter) and outlives them.
+    interpreter.commandsEnded = { [unowned self] in self.finishShutdown() }
     self.input.onEvent = { [unowned self] event in self.inputEvent(event) }
   }
 
@@ -189,7 +185,7 @@ public final class Daemon {
     } catch {
       throw StartError(description: "cannot start input discovery: \(error)")
     }
-    engine.start()
+    interpreter.submit(.start)
     // A first run on a machine without a matching device must say why nothing happens,
     // and what to do: learn the button, fix the permissions.
     var access: InputAccessReport?
@@ -226,17 +222,17 @@ public final class Daemon {
     // A momentary toggle held on goes off first, while commands may still start; its off
     // is spared from the SIGTERM below (nothing stays on because the daemon stopped). An
     // off waiting for its on's command starts once the SIGTERM below ended that command.
-    engine.endMomentaryHolds()
+    interpreter.submit(.stopping)
     // No hold is decided any more and no command is started while the stop waits for
     // commands.
-    effects.stop()
+    interpreter.stop()
     // Every feedback light goes back to what it showed before actiond took it.
     feedback.stop()
     logger.notice("stopping (\(reason))", event: "stopping")
     notify { try $0.stopping() }
     notifier.stopWatchdog(on: loop)
     input.shutdown()
-    runner.terminateAll(sparing: effects.sparedRuns)
+    runner.terminateAll(sparing: interpreter.sparedRuns)
     server.stop()
     guard runner.runningCount > 0 else {
       finishShutdown()
@@ -249,7 +245,7 @@ public final class Daemon {
     // `stopBound` has passed is SIGKILLed here.
     logger.info(
       "waiting up to \(Daemon.stopBound) for \(runner.runningCount) command(s) to end"
-        + (engine.hasMomentaryOffsPending || !effects.runningOffs.isEmpty
+        + (engine.hasMomentaryOffsPending || !interpreter.runningOffs.isEmpty
           ? "; momentary toggles held on go off first" : ""),
       event: "stopping-commands")
     stopDeadline = loop.schedule(at: loop.now() + Daemon.stopBound) { [unowned self] _ in
@@ -264,7 +260,7 @@ public final class Daemon {
 
   /// What the stop's log adds about momentary offs still running.
   private func offsList() -> String {
-    let offs = effects.runningOffs
+    let offs = interpreter.runningOffs
     return offs.isEmpty ? "" : " (the off of \(offs.joined(separator: ", ")) among them)"
   }
 
@@ -282,7 +278,7 @@ public final class Daemon {
     stopped = true
     if let stopDeadline { loop.cancel(stopDeadline) }
     stopDeadline = nil
-    effects.saveFinalState()
+    interpreter.saveFinalState()
     loop.stop()
   }
 
@@ -303,27 +299,18 @@ public final class Daemon {
         new.socket = configuration.socket
         new.stateDirectory = configuration.stateDirectory
       }
-      // Buttons whose entry did not change keep their recognizer and their device, by
-      // one rule for both, so a press or hold in progress on them goes on.
-      let unchanged = new.unchangedButtons(since: configuration)
       logger.minimumLevel = settings.logLevel ?? new.logLevel
-      effects.configurationLoaded(new)
-      engine.apply(configuration: new, at: now)
-      input.reconfigure(new.buttons.map(ButtonBinding.init), keeping: unchanged)
-      // Once the buttons have their new indices: changed outputs give their lights back,
-      // new ones show the hold values the engine knows (a value read again later arrives
-      // as a change). Outputs that did not change keep what they show.
-      feedback.configure(new)
-      for button in new.buttons where new.feedback[button.name] != nil {
-        feedback.valueChanged(button: button.name, isOn: engine.holdValue(button: button.name))
-      }
-      effects.announce(.configReloaded(applied: true, problems: []))
+      // One generation for every part, applied in one call: buttons whose entry did not
+      // change keep their recognizer and their device, by one rule for both, so a press
+      // or hold in progress on them goes on.
+      interpreter.apply(interpreter.generation.next(new), at: now)
+      interpreter.announce(.configReloaded(applied: true, problems: []))
     } catch let error as ConfigurationError {
       for problem in error.problems { logger.error(problem.description, event: "config-problem") }
-      effects.announce(.configReloaded(applied: false, problems: error.problems.map(\.description)))
+      interpreter.announce(.configReloaded(applied: false, problems: error.problems.map(\.description)))
     } catch {
       logger.error("\(error)", event: "config-problem")
-      effects.announce(.configReloaded(applied: false, problems: ["\(error)"]))
+      interpreter.announce(.configReloaded(applied: false, problems: ["\(error)"]))
     }
     let status = statusLine()
     notify { try $0.ready(status: status) }
@@ -348,14 +335,17 @@ public final class Daemon {
 
   // MARK: - Input
 
+  /// An input layer event. The input layer numbers buttons by their binding slot (the
+  /// position in the bindings it was given); from here on a button is its name.
   private func inputEvent(_ event: InputEvent) {
     switch event {
     case .key(let button, let value, let at):
       guard button < configuration.buttons.count else { return }
-      engine.keyEvent(button: button, code: configuration.buttons[button].keyCode, value: value, at: at)
+      let b = configuration.buttons[button]
+      interpreter.submit(.key(button: b.name, code: b.keyCode, value: value, at: at))
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
-      engine.deviceBound(button: button, device: node, keyDown: isDown, at: at)
+      interpreter.submit(.deviceAppeared(button: configuration.buttons[button].name, keyDown: isDown, at: at))
       feedback.deviceAppeared(button: configuration.buttons[button].name)
       if isDown {
         logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
@@ -364,21 +354,22 @@ public final class Daemon {
       logger.info(
         "button \(configuration.buttons[button].name): events were dropped (SYN_DROPPED); key is now "
           + (isDown ? "down" : "up"), event: "resync")
-      engine.resynchronized(button: button, keyDown: isDown, at: at)
+      interpreter.submit(.resynchronized(button: configuration.buttons[button].name, keyDown: isDown, at: at))
     case .releasedByKernel(let button, let at):
       // Not a SYN_DROPPED: the kernel released the key because the device is going away
       // (or was reset). A press in progress is `device-lost`, as the unplug is.
       logger.info(
         "button \(configuration.buttons[button].name): the kernel released its key (device going away or reset)",
         event: "released-by-kernel")
-      engine.deviceUnbound(button: button, device: "", at: at)
+      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
     case .lost(let button, let at):
-      engine.deviceUnbound(button: button, device: "", at: at)
+      guard button < configuration.buttons.count else { return }
+      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
     case .deviceBound(let info, let buttons, let grabbed, let readOnly):
       let names = buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil }
       let snap = DeviceSnapshot(BoundInputDevice(info: info, buttons: names, grabbed: grabbed))
       if readOnly { logger.warning("\(snap.devnode) opened read-only (no write access)", event: "device-read-only") }
-      effects.announce(.deviceAdded(snap))
+      interpreter.announce(.deviceAdded(snap))
       let status = statusLine()
       notify { try $0.status(status) }
     case .deviceUnbound(let device, let reason):
@@ -387,7 +378,7 @@ public final class Daemon {
       if case .readFailed(let why) = reason {
         logger.notice("\(snap.devnode): reading failed: \(why)", event: "device-read-failed")
       }
-      effects.announce(.deviceRemoved(snap, reason: reason.code))
+      interpreter.announce(.deviceRemoved(snap, reason: reason.code))
       let status = statusLine()
       notify { try $0.status(status) }
     case .refused(let button, let device, let reason):

@@ -2,28 +2,33 @@
 import ActiondCore
 
 /// The socket's requests, routed to the engine: the ``RequestHandler`` the control server
-/// hands every request it does not answer itself. It checks names and shapes, asks the
-/// engine, and replies; what a request does is the engine's to decide.
+/// hands every request it does not answer itself. It checks names and shapes, answers
+/// questions from the engine's value, submits the requests that change something
+/// (``EngineRequest``) through the interpreter, and replies with the engine's answer;
+/// what a request does is the engine's to decide.
 ///
 /// Keeps no state of its own: the configuration and the providers are the engine's,
 /// the bindings and bound devices the input source's. It holds both strongly; neither
 /// refers back to it (the server holds it weakly, as its handler), so there is no cycle.
 final class RequestRouter {
-  private let engine: ControlEngine
+  private let interpreter: EffectInterpreter
+  private var engine: ControlEngine { interpreter.engine }
   private let input: any InputSource
   private let loop: EventLoop
   private let logger: Logger
 
-  init(engine: ControlEngine, input: any InputSource, loop: EventLoop, logger: Logger) {
-    self.engine = engine
+  init(interpreter: EffectInterpreter, input: any InputSource, loop: EventLoop, logger: Logger) {
+    self.interpreter = interpreter
     self.input = input
     self.loop = loop
     self.logger = logger
   }
 
-  /// The devnode serving button `index`, as the input manager has it.
-  private func buttonDevices(_ index: Int) -> [String] {
-    input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
+  /// The devnode serving the button named `name`, as the input manager has it (by the
+  /// button's binding slot: its position in the configuration).
+  private func buttonDevices(_ name: String) -> [String] {
+    guard let index = engine.configuration.buttons.firstIndex(where: { $0.name == name }) else { return [] }
+    return input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
   }
 }
 
@@ -52,11 +57,10 @@ extension RequestRouter: RequestHandler {
     case .assign(let button, let kind, let configuration, let gesture, let momentary):
       try requireButton(button)
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      _ = try engine.assign(instance, to: button, gesture: gesture, momentary: momentary)
-      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
+      submit(.assign(instance, button: button, gesture: gesture, momentary: momentary), reply)
     case .set(let kind, let value, let configuration):
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      engine.set(instance, to: value) { RequestRouter.answer(reply, with: $0) }
+      submit(.set(instance, to: value), reply)
     case .perform(.button(let name)):
       let button: String
       if let name {
@@ -77,34 +81,28 @@ extension RequestRouter: RequestHandler {
             ? "no control is assigned to \(button)"
             : "no control is assigned to the hold of \(button) (only to \(others.joined(separator: " and ")))")
       }
-      engine.perform(instance, button: button, source: .socket) { RequestRouter.answer(reply, with: $0) }
+      submit(.perform(instance, button: button, source: .socket), reply)
     case .perform(.control(let kind, let configuration)):
       let instance = try engine.instance(kind: kind, configuration: configuration)
-      engine.perform(instance, button: nil, source: .socket) { RequestRouter.answer(reply, with: $0) }
+      submit(.perform(instance, button: nil, source: .socket), reply)
     case .press(let button, let press):
       try requireButton(button)
       // The reply comes at once: the virtual key-up is the engine's to deliver, on its
       // own timer, whether or not the client is still connected.
-      switch engine.simulatePress(button: button, press, at: loop.now()) {
-      case .success:
-        reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
-      case .failure(.unknownButton):
-        throw ProtocolError(.unknownButton, "no button is named \(JSONEncoding.quoted(button))")
-      case .failure(.keyDown):
-        throw ProtocolError(
-          .busy, "button \(button) is down (its key or another press is in progress); press again once it is up")
-      }
+      submit(.press(button: button, press, at: loop.now()), reply)
     case .reload(let kind):
       if let kind { try requireKind(kind) }
-      engine.reload(kind: kind) { [unowned self] in reply.succeed(.controls(self.engine.controlList(kind: kind))) }
+      submit(.reload(kind: kind), reply)
     case .devices:
       reply.succeed(.devices(input.boundDevices.map(DeviceSnapshot.init).sorted { $0.devnode < $1.devnode }))
     case .register(let kinds):
       // The engine checks the kinds and records the registration: it is the one owner of
-      // who provides what.
-      try engine.registerProvider(ControlEngine.ProviderClient(client.id), kinds: kinds) { [logger] in
-        logger.notice("\(client.id) is now the provider for \(kinds.joined(separator: ", "))", event: "provider")
-        reply.succeed(.registered(kinds: kinds))
+      // who provides what. Its reply comes before the first value request.
+      interpreter.request(.register(ControlEngine.ProviderClient(client.id), kinds: kinds)) { [logger] result in
+        if case .success = result {
+          logger.notice("\(client.id) is now the provider for \(kinds.joined(separator: ", "))", event: "provider")
+        }
+        self.answer(reply, with: result)
       }
     case .subscribe, .unsubscribe, .ping, .version:
       // The server answers these itself.
@@ -117,13 +115,24 @@ extension RequestRouter: RequestHandler {
     let kinds = engine.kinds(providedBy: provider)
     guard !kinds.isEmpty else { return }
     logger.notice("provider for \(kinds.joined(separator: ", ")) disconnected", event: "provider")
-    engine.providerDisconnected(provider)
+    interpreter.submit(.request(.providerDisconnected(provider), token: nil))
   }
 
-  /// Answers a `set` or `perform` with the resulting control or the error.
-  private static func answer(_ reply: Responder, with result: Result<ControlSnapshot, ProtocolError>) {
+  /// Submits `request`; the engine's answer goes to `reply`.
+  private func submit(_ request: EngineRequest, _ reply: Responder) {
+    interpreter.request(request) { [unowned self] result in self.answer(reply, with: result) }
+  }
+
+  /// Replies with the engine's answer: a button's status is completed with its devices
+  /// (the input layer's to know).
+  private func answer(_ reply: Responder, with result: Result<EngineAnswer, ProtocolError>) {
     switch result {
-    case .success(let snapshot): reply.succeed(.control(snapshot))
+    case .success(.control(let snapshot)): reply.succeed(.control(snapshot))
+    case .success(.button(let button)), .success(.assigned(let button, _)):
+      reply.succeed(.button(engine.buttonStatus(button, devices: buttonDevices)[0]))
+    case .success(.controls(let controls)): reply.succeed(.controls(controls))
+    case .success(.registered(let kinds)): reply.succeed(.registered(kinds: kinds))
+    case .success(.done): reply.succeed(.empty)
     case .failure(let error): reply.fail(error)
     }
   }

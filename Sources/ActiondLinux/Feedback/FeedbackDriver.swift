@@ -25,6 +25,8 @@ final class FeedbackDriver {
   private var timer: TimerID?
   private var armed: MonotonicInstant?
   private var stopped = false
+  /// The number of the configuration generation it shows (0 before the first).
+  private(set) var generation: UInt64 = 0
   /// Writes held back until ``flushWrites()`` (nil: written at once).
   private var heldWrites: [FeedbackSchedulers.Action]?
 
@@ -34,12 +36,14 @@ final class FeedbackDriver {
     self.factory = factory
   }
 
-  /// The outputs of `configuration` replace the current ones (start and every reload):
+  /// The outputs of `generation` replace the current ones (start and every reload):
   /// every light taken is given back first, the new ones start at rest. When nothing
   /// about the outputs changed (the same outputs of the same buttons at the same
   /// indices), they go on as they are: a reload does not make an indicator flicker.
-  func configure(_ configuration: Configuration) {
+  func configure(_ generation: ConfigurationGeneration) {
     guard !stopped else { return }
+    self.generation = generation.number
+    let configuration = generation.configuration
     let new = FeedbackSchedulers(configuration: configuration)
     let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
     guard
@@ -60,7 +64,7 @@ final class FeedbackDriver {
   }
 
   /// A moment of `button`, now.
-  func moment(_ moment: ButtonMoment, button: String) {
+  func moment(_ moment: EventName, button: String) {
     guard !stopped else { return }
     apply(schedulers.moment(moment, button: button, at: loop.now()))
   }

@@ -5,7 +5,7 @@ import Testing
 @testable import ActiondCore
 
 /// Records what the engine asks of the outside world.
-private final class Recorder: ControlEngineOutput {
+private final class Recorder: EngineTestOutput {
   var events: [Event] = []
   var logs: [(LogLevel, String)] = []
   var persisted: [StateSnapshot] = []
@@ -60,7 +60,7 @@ private func configuration(
   @Test func runTimeAssignmentAndStoreValuesSurviveARestart() throws {
     let config = try configuration()
     let first = Recorder()
-    let engine = ControlEngine(configuration: config, output: first)
+    let engine = EngineHarness(configuration: config, output: first)
     engine.start()
     let led = try engine.instance(kind: "org.example.led", configuration: ["led": "green"])
     _ = try engine.assign(led, to: "foot")
@@ -75,24 +75,24 @@ private func configuration(
     // A new engine (a restart) on the same configuration and the persisted state.
     let decoded = try StateSnapshot.decode(saved.encoded())
     let second = Recorder()
-    let restarted = ControlEngine(configuration: config, state: decoded, output: second)
+    let restarted = EngineHarness(configuration: config, state: decoded, output: second)
     #expect(restarted.assignment(of: "foot")?.id == "org.example.led{led=green}")
     #expect(restarted.hint(button: "action") == "Hold to Stop")
   }
 
   @Test func editingTheFilesAssignmentOverridesARunTimeOne() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     _ = try engine.assign(try engine.instance(kind: "org.example.photo", configuration: [:]), to: "action")
     let saved = try #require(recorder.persisted.last)
     #expect(saved.assignments["action"]?[.hold]?.replaces?.kind == "org.example.timer")
 
     // Same file: the run-time assignment stays.
-    let same = ControlEngine(configuration: try configuration(), state: saved, output: Recorder())
+    let same = EngineHarness(configuration: try configuration(), state: saved, output: Recorder())
     #expect(same.assignment(of: "action")?.kind == "org.example.photo")
     // The operator changed the file's assignment for that button: the file wins again.
     let edited = Recorder()
-    let changed = ControlEngine(
+    let changed = EngineHarness(
       configuration: try configuration(assigning: "org.example.led"), state: saved, output: edited)
     #expect(changed.assignment(of: "action")?.kind == "org.example.led")
     #expect(changed.persistentState.assignments["action"] == nil)
@@ -106,14 +106,14 @@ private func configuration(
         kind: "org.example.gone", replaces: StateSnapshot.Replaced(kind: "org.example.timer"))
     ]
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), state: state, output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), state: state, output: recorder)
     #expect(engine.assignment(of: "action")?.kind == "org.example.timer")
     #expect(recorder.logs.contains { $0.0 == .warning && $0.1.contains("no longer fits") })
   }
 
   @Test func aFailedIntentChangesNothingAndIsNotRetried() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let photo = try engine.instance(kind: "org.example.photo", configuration: [:])
     var replies: [Result<ControlSnapshot, ProtocolError>] = []
     engine.perform(photo, button: nil, source: .socket) { replies.append($0) }
@@ -133,7 +133,7 @@ private func configuration(
 
   @Test func toggleIntentsGetTheRequestedValueInTheirEnvironment() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let led = try engine.instance(kind: "org.example.led", configuration: ["led": "red"])
     engine.refresh(led)
     let read = try #require(recorder.reads.first)
@@ -149,10 +149,10 @@ private func configuration(
 
   @Test func aReloadThatChangesTheButtonCancelsItsUndecidedPress() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     #expect(recorder.armed == t0 + .milliseconds(600))
     engine.apply(configuration: try configuration(actionThresholdMs: 900), at: t0 + .milliseconds(100))
     #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.timer", reason: "reload")))
@@ -161,18 +161,18 @@ private func configuration(
 
   @Test func aReloadThatKeepsTheButtonKeepsItsPressAndPerformsOnce() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     engine.start()
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.apply(configuration: try configuration(), at: t0 + .milliseconds(100))
     #expect(!recorder.events.contains { $0.name == .cancelled })
     #expect(recorder.armed == t0 + .milliseconds(600), "the hold deadline is still armed")
     engine.deadlineReached(at: t0 + .milliseconds(600))
     // A reload after the hold changes nothing either: no cancellation, no second perform.
     engine.apply(configuration: try configuration(), at: t0 + .milliseconds(700))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(800))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .milliseconds(800))
     #expect(recorder.events.filter { $0.name == .performing }.count == 1)
     #expect(!recorder.events.contains { $0.name == .cancelled })
     #expect(
@@ -183,12 +183,12 @@ private func configuration(
 
   @Test func aReloadThatChangesAHeldButtonAnnouncesNoCancellation() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
     // A key already down when the device appeared was never announced as a press.
-    engine.deviceBound(button: 1, device: "/dev/input/event1", keyDown: true, at: t0)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "foot", device: "/dev/input/event1", keyDown: true, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.deadlineReached(at: t0 + .milliseconds(600))
     #expect(recorder.events.contains { $0.name == .held })
     var changed = try configuration(actionThresholdMs: 900)
@@ -199,7 +199,7 @@ private func configuration(
 
   @Test func aChangeThatCannotBeSavedIsNotMadeAndTheRequestFails() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     engine.start()
     let timer = try #require(engine.assignment(of: "action"))
     recorder.saveError = ProtocolError(.stateNotSaved, "disk full")
@@ -243,14 +243,14 @@ private func configuration(
 
   @Test func aStoredValueSurvivesEditingAParameterDefault() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try lightConfiguration(defaultRoom: "kitchen"), output: recorder)
+    let engine = EngineHarness(configuration: try lightConfiguration(defaultRoom: "kitchen"), output: recorder)
     engine.start()
     let light = try #require(engine.assignment(of: "action"))
     engine.set(light, to: true) { _ in }
     let saved = try #require(recorder.persisted.last)
     #expect(saved.values == ["org.example.light": true], "keyed by kind and the explicit configuration only")
     // The operator changes the default: the user's instance is still "the light on action".
-    let after = ControlEngine(
+    let after = EngineHarness(
       configuration: try lightConfiguration(defaultRoom: "hall"), state: saved, output: Recorder())
     #expect(after.value(of: try #require(after.assignment(of: "action"))) == .on)
   }
@@ -258,13 +258,13 @@ private func configuration(
   @Test func aValueStoredUnderTheOldInstanceIDIsCarriedToItsStoreKey() throws {
     let recorder = Recorder()
     let old = StateSnapshot(values: ["org.example.light{room=kitchen}": true])
-    let engine = ControlEngine(
+    let engine = EngineHarness(
       configuration: try lightConfiguration(defaultRoom: "kitchen"), state: old, output: recorder)
     #expect(engine.value(of: try #require(engine.assignment(of: "action"))) == .on)
     engine.start()
     let saved = try #require(recorder.persisted.first, "the migration is saved at start")
     #expect(saved.values["org.example.light"] == true)
-    let after = ControlEngine(
+    let after = EngineHarness(
       configuration: try lightConfiguration(defaultRoom: "hall"), state: saved, output: Recorder())
     #expect(after.value(of: try #require(after.assignment(of: "action"))) == .on)
   }
@@ -274,7 +274,7 @@ private func configuration(
     let state = StateSnapshot(values: [
       "org.example.timer": true, "org.example.gone": true, "org.example.gone{x=1}": false,
     ])
-    let engine = ControlEngine(configuration: try configuration(), state: state, output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), state: state, output: recorder)
     engine.start()
     let saved = try #require(recorder.persisted.first)
     #expect(saved.values == ["org.example.timer": true])
@@ -287,12 +287,12 @@ private func configuration(
   // MARK: The gesture's identity
 
   /// An engine on `kind` assigned to "action", its device bound, at t0.
-  private func pressable(_ kind: String) throws -> (ControlEngine, Recorder, MonotonicInstant) {
+  private func pressable(_ kind: String) throws -> (EngineHarness, Recorder, MonotonicInstant) {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(assigning: kind), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(assigning: kind), output: recorder)
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
     engine.start()
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
     return (engine, recorder, t0)
   }
 
@@ -302,7 +302,7 @@ private func configuration(
   @Test func aKeyDownHandsOutTheJobItsHoldWouldRun() throws {
     let (engine, recorder, t0) = try pressable("org.example.lamp")
     let down = t0 + .milliseconds(10)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     let prepared = try #require(recorder.prepared.first)
     #expect(recorder.prepared.count == 1)
     #expect(recorder.runs.isEmpty)
@@ -314,11 +314,11 @@ private func configuration(
     #expect(ran.performsTheSame(as: prepared))
     #expect(ran.environment == prepared.environment)
     engine.performFinished(job: ran.id, .succeeded)
-    engine.keyEvent(button: 0, code: 148, value: 0, at: down + .milliseconds(800))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: down + .milliseconds(800))
 
     // The lamp is on now: the next press's hold turns it off, and the one prepared at
     // its key-down said so too.
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down + .seconds(2))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down + .seconds(2))
     #expect(recorder.prepared.last?.requestedValue == false)
     // Set back before its threshold: the hold decides from the state then.
     engine.set(try #require(engine.assignment(of: "action")), to: false) { _ in }
@@ -331,15 +331,15 @@ private func configuration(
   @Test func aKeyDownHandsOutNothingForAHoldThatWouldNotRunACommand() throws {
     // A state intent runs no command.
     let (timer, timerRecorder, t0) = try pressable("org.example.timer")
-    timer.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    timer.keyEvent(button: "action", code: 148, value: 1, at: t0 + .milliseconds(10))
     #expect(timerRecorder.prepared.isEmpty)
     // A hold that would be busy: the photo's command still runs from the last hold.
     let (photo, recorder, t1) = try pressable("org.example.photo")
-    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .milliseconds(10))
+    photo.keyEvent(button: "action", code: 148, value: 1, at: t1 + .milliseconds(10))
     photo.deadlineReached(at: t1 + .milliseconds(610))
     #expect(recorder.prepared.count == 1 && recorder.runs.count == 1)
-    photo.keyEvent(button: 0, code: 148, value: 0, at: t1 + .milliseconds(700))
-    photo.keyEvent(button: 0, code: 148, value: 1, at: t1 + .seconds(2))
+    photo.keyEvent(button: "action", code: 148, value: 0, at: t1 + .milliseconds(700))
+    photo.keyEvent(button: "action", code: 148, value: 1, at: t1 + .seconds(2))
     #expect(recorder.prepared.count == 1, "busy: nothing to prepare")
   }
 
@@ -362,7 +362,7 @@ private func configuration(
     _ = try engine.assign(
       try engine.instance(kind: "org.example.photo", configuration: nil), to: "action", gesture: .doublePress,
       momentary: false)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .milliseconds(10))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .milliseconds(10))
     engine.deadlineReached(at: t0 + .milliseconds(610))
     let job = try #require(recorder.runs.last)
     var keys = Set(job.environment.keys)
@@ -382,7 +382,7 @@ private func configuration(
               { name: "foot", key: "KEY_B" } ] }
           """#),
       dropIns: [])
-    let engine = ControlEngine(configuration: configuration, output: Recorder())
+    let engine = EngineHarness(configuration: configuration, output: Recorder())
     let status = engine.buttonStatus()
     #expect(status[0].feedback.map(\.description) == ["led LED_CAPSL (held)", "sysfs ACT (indicator)"])
     #expect(status[1].feedback.isEmpty)
@@ -400,21 +400,21 @@ private func configuration(
       try engine.instance(kind: "org.example.lamp", configuration: nil), to: "action", gesture: .longHold,
       momentary: false)
     let first = t0 + .milliseconds(10)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: first)
-    engine.keyEvent(button: 0, code: 148, value: 0, at: first + .milliseconds(80))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: first)
+    engine.keyEvent(button: "action", code: 148, value: 0, at: first + .milliseconds(80))
     let second = first + .milliseconds(200)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: second)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: second)
     let double = try #require(recorder.runs.last)
     #expect(double.kind == "org.example.photo")
     #expect(double.gesture == .doublePress)
     #expect(double.environment["ACTIOND_GESTURE"] == "doublePress")
     #expect(double.environment["ACTIOND_PRESS_TIME"] == String(second.microseconds))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: second + .milliseconds(900))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: second + .milliseconds(900))
     #expect(recorder.runs.count == 1, "the second press, held past the threshold, performed no hold")
     engine.performFinished(job: double.id, .succeeded)
 
     let down = second + .seconds(5)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     engine.deadlineReached(at: down + .milliseconds(600))
     engine.deadlineReached(at: down + .milliseconds(3000))
     let long = try #require(recorder.runs.last)
@@ -427,12 +427,12 @@ private func configuration(
   @Test func aHoldsCommandCarriesTheKeyDownTimeOfItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
     // A short press runs nothing.
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0 + .microseconds(1))
-    engine.keyEvent(button: 0, code: 148, value: 0, at: t0 + .milliseconds(100))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .microseconds(1))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .milliseconds(100))
     #expect(recorder.runs.isEmpty)
     // A hold: its command learns which key-down started it, in the `pressed` event's units.
     let down = t0 + .seconds(1) + .microseconds(234_567)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: down)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: down)
     engine.deadlineReached(at: down + .milliseconds(600))
     let job = try #require(recorder.runs.first)
     #expect(job.pressTime == down)
@@ -452,7 +452,7 @@ private func configuration(
 
   @Test func aReloadThatChangesAPressedButtonCancelsItsPress() throws {
     let (engine, recorder, t0) = try pressable("org.example.photo")
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     engine.apply(
       configuration: try configuration(assigning: "org.example.photo", actionThresholdMs: 900),
       at: t0 + .milliseconds(100))
@@ -481,7 +481,7 @@ private func configuration(
           }
           """))
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: config, output: recorder)
+    let engine = EngineHarness(configuration: config, output: recorder)
     engine.start()
     let first = ControlEngine.ProviderClient(rawValue: 1)
     let second = ControlEngine.ProviderClient(rawValue: 2)

@@ -4,7 +4,7 @@ import Testing
 @testable import ActiondCore
 
 /// Records what the engine asks of the outside world.
-private final class Recorder: ControlEngineOutput {
+private final class Recorder: EngineTestOutput {
   var events: [Event] = []
   var logs: [(LogLevel, String)] = []
   var persisted: [StateSnapshot] = []
@@ -51,7 +51,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
 @Suite struct GestureAssignmentEngineTests {
   @Test func assigningAGestureKeepsTheOthersAndPersists() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let mute = try engine.instance(kind: "org.example.mute", configuration: nil)
     let snap = try engine.assign(mute, to: "action", gesture: .doublePress)
     #expect(snap.kind == "org.example.mute")
@@ -76,7 +76,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
   @Test func runTimeGesturesAndMomentarySurviveARestart() throws {
     let config = try configuration()
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: config, output: recorder)
+    let engine = EngineHarness(configuration: config, output: recorder)
     let led = try engine.instance(kind: "org.example.led", configuration: ["led": "green"])
     _ = try engine.assign(led, to: "foot", gesture: .longHold)
     _ = try engine.assign(
@@ -86,7 +86,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     #expect(saved.assignments["action"]?[.hold]?.replaces == .init(kind: "org.example.timer"))
 
     let restarted = Recorder()
-    let second = ControlEngine(
+    let second = EngineHarness(
       configuration: config, state: try StateSnapshot.decode(saved.encoded()), output: restarted)
     #expect(second.assignment(of: "foot", gesture: .longHold) == GestureAssignment(instance: led))
     #expect(second.assignment(of: "action", gesture: .hold)?.momentary == true)
@@ -98,7 +98,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
 
   @Test func momentaryIsOnlyForTheHoldOfAToggle() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     let mute = try engine.instance(kind: "org.example.mute", configuration: nil)
     #expect {
       _ = try engine.assign(mute, to: "action", gesture: .doublePress, momentary: true)
@@ -122,7 +122,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
 
   @Test func aFailedSaveChangesNothing() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
     recorder.saveError = ProtocolError(.stateNotSaved, "disk full")
     #expect(throws: ProtocolError.self) {
       _ = try engine.assign(
@@ -135,7 +135,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
   @Test func theFileWinsPerGestureWhenItsEntryWasEdited() throws {
     let file = #"action: { hold: "org.example.timer", doublePress: "org.example.mute" }"#
     let recorder = Recorder()
-    let engine = ControlEngine(configuration: try configuration(file), output: recorder)
+    let engine = EngineHarness(configuration: try configuration(file), output: recorder)
     _ = try engine.assign(
       try engine.instance(kind: "org.example.photo", configuration: nil), to: "action", gesture: .doublePress)
     _ = try engine.assign(try engine.instance(kind: "org.example.led", configuration: ["led": "x"]), to: "action")
@@ -144,13 +144,13 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     #expect(saved.assignments["action"]?[.hold]?.replaces == .init(kind: "org.example.timer"))
 
     // The same file: both run-time assignments stay.
-    let same = ControlEngine(configuration: try configuration(file), state: saved, output: Recorder())
+    let same = EngineHarness(configuration: try configuration(file), state: saved, output: Recorder())
     #expect(same.assignment(of: "action", gesture: .doublePress)?.instance.kind == "org.example.photo")
     #expect(same.assignment(of: "action")?.kind == "org.example.led")
 
     // The operator edited the file's doublePress only: it wins there, the hold stays run-time.
     let edited = Recorder()
-    let changed = ControlEngine(
+    let changed = EngineHarness(
       configuration: try configuration(#"action: { hold: "org.example.timer", doublePress: "org.example.timer" }"#),
       state: saved, output: edited)
     #expect(changed.assignment(of: "action", gesture: .doublePress)?.instance.kind == "org.example.timer")
@@ -162,7 +162,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
       })
 
     // Making the file's hold momentary is an edit of the hold's entry too.
-    let momentary = ControlEngine(
+    let momentary = EngineHarness(
       configuration: try configuration(
         #"action: { hold: { kind: "org.example.timer", momentary: true }, doublePress: "org.example.mute" }"#),
       state: saved, output: Recorder())
@@ -175,7 +175,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     state.assignments["foot"] = [.hold: .init(kind: "org.example.photo", momentary: true)]
     let recorder = Recorder()
     // Stored when org.example.photo was a toggle; the configuration now defines it as a button.
-    let engine = ControlEngine(configuration: try configuration(), state: state, output: recorder)
+    let engine = EngineHarness(configuration: try configuration(), state: state, output: recorder)
     #expect(engine.assignment(of: "foot", gesture: .hold) == nil)
     #expect(engine.persistentState.assignments.isEmpty)
     #expect(
@@ -187,7 +187,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
 
   @Test func aReloadAnnouncesEachChangedGesture() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(
+    let engine = EngineHarness(
       configuration: try configuration(#"action: { hold: "org.example.timer", longHold: "org.example.photo" }"#),
       output: recorder)
     engine.apply(
@@ -202,7 +202,7 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
 
   @Test func stateEventsNameButtonsShowingTheInstanceUnderAnyGesture() throws {
     let recorder = Recorder()
-    let engine = ControlEngine(
+    let engine = EngineHarness(
       configuration: try configuration(#"action: "org.example.timer", foot: { longHold: "org.example.timer" }"#),
       output: recorder)
     engine.set(try engine.instance(kind: "org.example.timer", configuration: nil), to: true) { _ in }
@@ -233,10 +233,10 @@ private func configuration(_ assignments: String = #"action: "org.example.timer"
     #expect(
       try config.buttons[0].recognizerSettings()
         == RecognizerSettings(doublePressWindow: .milliseconds(450), longHoldThreshold: .milliseconds(4200)))
-    let engine = ControlEngine(configuration: config, output: Recorder())
+    let engine = EngineHarness(configuration: config, output: Recorder())
     let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
-    engine.deviceBound(button: 0, device: "/dev/input/event0", keyDown: false, at: t0)
-    engine.keyEvent(button: 0, code: 148, value: 1, at: t0)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
     #expect(engine.nextDeadline == t0 + .milliseconds(600))
     engine.deadlineReached(at: t0 + .milliseconds(600))
     #expect(engine.nextDeadline == t0 + .milliseconds(4200))

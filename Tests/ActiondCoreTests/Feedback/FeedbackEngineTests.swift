@@ -4,7 +4,7 @@ import Testing
 @testable import ActiondCore
 
 /// Records the moments and hold values the engine reports (and what else it asks for).
-private final class MomentRecorder: ControlEngineOutput {
+private final class MomentRecorder: EngineTestOutput {
   var lines: [String] = []
   var runs: [ControlEngine.PerformJob] = []
   var reads: [ControlEngine.ValueReadJob] = []
@@ -14,13 +14,13 @@ private final class MomentRecorder: ControlEngineOutput {
   func runIntent(_ job: ControlEngine.PerformJob) { runs.append(job) }
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   func persist(_ state: StateSnapshot) throws(ProtocolError) {}
-  func buttonMoment(_ moment: ButtonMoment, button: String) { lines.append("\(button) \(moment)") }
+  func buttonMoment(_ moment: EventName, button: String) { lines.append("\(button) \(moment.rawValue)") }
   func holdValueChanged(button: String, isOn: Bool?) {
     lines.append("\(button) value=\(isOn.map { $0 ? "on" : "off" } ?? "none")")
   }
 }
 
-private func engine(_ recorder: MomentRecorder, assign: String = "org.example.timer") throws -> ControlEngine {
+private func engine(_ recorder: MomentRecorder, assign: String = "org.example.timer") throws -> EngineHarness {
   let config = try load(
     """
     { buttons: [{ name: "action", key: "KEY_PROG1", holdThresholdMs: 600 }],
@@ -32,7 +32,7 @@ private func engine(_ recorder: MomentRecorder, assign: String = "org.example.ti
       ],
       assignments: { action: "\(assign)" } }
     """)
-  return ControlEngine(configuration: config, output: recorder)
+  return EngineHarness(configuration: config, output: recorder)
 }
 
 private let t0 = MonotonicInstant(nanoseconds: 10_000_000_000)
@@ -45,11 +45,14 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.start()
     #expect(r.lines == ["action value=off"])
     r.lines = []
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
     e.deadlineReached(at: at(600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(900))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(900))
     // The state intent finishes at once: the value is announced before the perform.
-    #expect(r.lines == ["action pressed", "action held", "action value=on", "action performed", "action released"])
+    #expect(
+      r.lines == [
+        "action pressed", "action held", "action value=on", "action performed", "action released-after-hold",
+      ])
     #expect(e.holdValue(button: "action") == true)
   }
 
@@ -59,19 +62,20 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
     e.start()
     #expect(r.reads.count == 1)
     e.valueRead(job: r.reads[0].id, .off)
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(100))
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(1000))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(100))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(1000))
     e.deadlineReached(at: at(1600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(1700))
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(2000))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(1700))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(2000))
     e.deadlineReached(at: at(2600))
-    e.keyEvent(button: 0, code: 148, value: 0, at: at(2700))
+    e.keyEvent(button: "action", code: 148, value: 0, at: at(2700))
     e.performFinished(job: r.runs[0].id, .failed(code: .failed, reason: "exited with status 1"))
     #expect(
       r.lines == [
-        "action value=off", "action pressed", "action released", "action pressed", "action held", "action released",
-        "action pressed", "action held", "action busy", "action released", "action failed",
+        "action value=off", "action pressed", "action released", "action pressed", "action held",
+        "action released-after-hold", "action pressed", "action held", "action busy", "action released-after-hold",
+        "action failed",
       ])
     e.valueRead(job: 999, .on)  // not pending: nothing
     e.refresh(e.assignment(of: "action")!)
@@ -82,9 +86,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { t0 + .milliseconds(ms) }
   @Test func aPressEndedSilentlyAfterItsHoldStillEndsThePress() throws {
     let r = MomentRecorder()
     let e = try engine(r, assign: "org.example.photo")
-    e.keyEvent(button: 0, code: 148, value: 1, at: at(0))
+    e.keyEvent(button: "action", code: 148, value: 1, at: at(0))
     e.deadlineReached(at: at(600))
-    e.deviceUnbound(button: 0, device: "/dev/input/event3", at: at(700))
+    e.deviceUnbound(button: "action", device: "/dev/input/event3", at: at(700))
     #expect(r.lines == ["action pressed", "action held", "action cancelled"])
     #expect(e.holdValue(button: "action") == nil)  // a button has no value
   }

@@ -5,7 +5,7 @@ import Testing
 
 /// What a driver feeds one scheduler, at a time in ms.
 private enum Input {
-  case moment(ButtonMoment)
+  case moment(EventName)
   case value(Bool?)
 }
 
@@ -171,7 +171,7 @@ private let act = FeedbackOutput(light: .sysfs(name: "ACT"), moments: [.performe
   /// left on.
   @Test func everyPatternEndsAtRest() {
     var rng = SplitMix64(seed: 17)
-    let moments = ButtonMoment.allCases
+    let moments = EventName.buttonMoments
     for round in 0..<400 {
       let shown = FeedbackMoment.allCases.filter { _ in rng.next() % 2 == 0 }
       let indicator = rng.next() % 3 == 0
@@ -228,10 +228,10 @@ private let act = FeedbackOutput(light: .sysfs(name: "ACT"), moments: [.performe
         for gap: Int64 in [0, 1, 39, 40, 79, 80, 150, 299] {
           var a = FeedbackScheduler(output: capsLock)
           let aLines = trace(
-            capsLock, [(0, .moment(ButtonMoment(first))), (gap, .moment(ButtonMoment(second)))], scheduler: &a)
+            capsLock, [(0, .moment(EventName(first))), (gap, .moment(EventName(second)))], scheduler: &a)
           let after = aLines.filter { Int64($0.split(separator: " ")[0])! > gap }
           var b = FeedbackScheduler(output: capsLock)
-          let alone = trace(capsLock, [(gap, .moment(ButtonMoment(second)))], scheduler: &b)
+          let alone = trace(capsLock, [(gap, .moment(EventName(second)))], scheduler: &b)
           #expect(
             after == alone.filter { Int64($0.split(separator: " ")[0])! > gap }, "\(first) then \(second) at \(gap)")
         }
@@ -258,9 +258,9 @@ private let act = FeedbackOutput(light: .sysfs(name: "ACT"), moments: [.performe
   }
 }
 
-extension ButtonMoment {
+extension EventName {
   /// The button moment that shows `moment` first.
   fileprivate init(_ moment: FeedbackMoment) {
-    self = ButtonMoment.allCases.first { $0.feedback == moment }!
+    self = EventName.buttonMoments.first { $0.feedback == moment }!
   }
 }

@@ -77,7 +77,7 @@ import Testing
     #expect(recognizer.isDown)
     #expect(recognizer.deadlineReached(at: at(129)).announcements.isEmpty)
     let confirmed = recognizer.deadlineReached(at: at(130))
-    #expect(Array(confirmed.announcements) == [.releasedShort(at: at(100), heldFor: .milliseconds(100))])
+    #expect(Array(confirmed.announcements) == [.released(at: at(100), heldFor: .milliseconds(100))])
   }
 
   @Test func anomaliesAreReportedNotFatal() {
@@ -88,7 +88,7 @@ import Testing
     #expect(recognizer.keyEvent(value: 1, at: at(3)).anomaly == .pressWhileDown(at: at(3)))
     let backwards = recognizer.keyEvent(value: 0, at: at(1))
     #expect(backwards.anomaly == .timestampWentBackwards(at: at(1), previous: at(3)))
-    #expect(Array(backwards.announcements) == [.releasedShort(at: at(3), heldFor: .milliseconds(1))])
+    #expect(Array(backwards.announcements) == [.released(at: at(3), heldFor: .milliseconds(1))])
     for anomaly in [
       RecognizerAnomaly.appearedDuringPress(at: at(0)), .releaseBeforeAnnouncedHold(at: at(0), deadline: at(1)),
     ] {

@@ -103,7 +103,7 @@ import Testing
       let length = interval.release.map { $0 - interval.press }
       if let length, length < settings.holdThreshold {
         if index + 1 < merged.count && second[index + 1] { continue }  // its double press speaks for it
-        result.append(.releasedShort(at: interval.release!, heldFor: length))
+        result.append(.released(at: interval.release!, heldFor: length))
         continue
       }
       result.append(.held(at: deadline, pressedAt: interval.press))
@@ -303,7 +303,7 @@ import Testing
   /// A physical key, a device that comes and goes, and event loss: the adapter
   /// reports exactly what it could observe. Checks the announcement grammar per
   /// press: pressed, at most one held (at press + threshold), then exactly one of
-  /// released-short (shorter than the threshold, no held), released-after-hold
+  /// released (shorter than the threshold, no held), released-after-hold
   /// (after held), or cancelled (after-hold iff held was announced).
   func checkWellFormed(seed: UInt64) -> Bool {
     var rng = SplitMix64(seed: seed)
@@ -426,7 +426,7 @@ import Testing
         if open != press || stage != .held { problems.append("unexpected \(announcement)") }
         if at != press + settings.longHoldThreshold { problems.append("\(announcement) not at the long threshold") }
         stage = .longHeld
-      case .releasedShort(let at, let heldFor):
+      case .released(let at, let heldFor):
         if open == nil || stage != .pending || heldFor >= settings.holdThreshold || open.map({ at - $0 }) != heldFor {
           problems.append("unexpected \(announcement)")
         }

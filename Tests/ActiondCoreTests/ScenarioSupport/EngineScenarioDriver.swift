@@ -53,7 +53,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     }
     guard let configFile else { throw ScenarioError(file: scenario.name, line: nil, "missing 'config FILE' header") }
     var configuration = try loadConfiguration(configFile, scenario: scenario.name)
-    let engine = ControlEngine(configuration: configuration, output: recorder)
+    let engine = EngineHarness(configuration: configuration, output: recorder)
     recorder.now = origin
     engine.start()
 
@@ -89,21 +89,21 @@ enum EngineScenarioDriver: ScenarioDriver {
         guard w.count == 3, ["up", "down"].contains(w[2]) else { throw fail("usage: \(w[0]) BUTTON up|down") }
         let b = try buttonIndex(w[1], line)
         if w[0] == "appear" {
-          engine.deviceBound(button: b, device: "/dev/input/event\(b)", keyDown: w[2] == "down", at: time)
+          engine.deviceBound(button: w[1], device: "/dev/input/event\(b)", keyDown: w[2] == "down", at: time)
         } else {
-          engine.resynchronized(button: b, keyDown: w[2] == "down", at: time)
+          engine.resynchronized(button: w[1], keyDown: w[2] == "down", at: time)
         }
       case "lost":
         guard w.count == 2 else { throw fail("usage: lost BUTTON") }
         let b = try buttonIndex(w[1], line)
-        engine.deviceUnbound(button: b, device: "/dev/input/event\(b)", at: time)
+        engine.deviceUnbound(button: w[1], device: "/dev/input/event\(b)", at: time)
       case "intent":
         guard let job = recorder.runs.first else { throw fail("no intent is running") }
         recorder.runs.removeFirst()
         if w.count == 2, w[1] == "ok" {
           engine.performFinished(job: job.id, .succeeded)
         } else if w.count == 2, w[1] == "stopped" {
-          // As the daemon reports a command its stop ended (EngineEffects.performOutcome).
+          // As the daemon reports a command its stop ended (EffectInterpreter.performOutcome).
           engine.performFinished(
             job: job.id, .failed(code: .stopped, reason: "the command was stopped by actiond (it is stopping)"))
         } else if w.count >= 2, w[1] == "fail" {
@@ -194,7 +194,7 @@ enum EngineScenarioDriver: ScenarioDriver {
             + (try ScenarioParser.parseSpan(String(option.value.dropFirst()), file: scenario.name, line: line.number))
         }
         let value: Int32 = w[1] == "down" ? 1 : w[1] == "up" ? 0 : 2
-        engine.keyEvent(button: b, code: configuration.buttons[b].keyCode, value: value, at: stamp)
+        engine.keyEvent(button: w[0], code: configuration.buttons[b].keyCode, value: value, at: stamp)
       }
     }
     return recorder.lines
@@ -223,7 +223,7 @@ enum EngineScenarioDriver: ScenarioDriver {
     return parts.joined(separator: " ")
   }
 
-  final class Recorder: ControlEngineOutput {
+  final class Recorder: EngineTestOutput {
     var now = MonotonicInstant.zero
     var lines: [String] = []
     var armed: MonotonicInstant?

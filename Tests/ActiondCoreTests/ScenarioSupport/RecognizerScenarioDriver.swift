@@ -37,7 +37,7 @@ import ActiondCore
 /// for `held` is the deadline even when the input came later:
 ///
 ///     @T pressed NAME
-///     @T released-short NAME held=SPAN
+///     @T released NAME held=SPAN
 ///     @T held NAME
 ///     @T long-held NAME
 ///     @T released-after-hold NAME held=SPAN [long-held]
@@ -245,7 +245,7 @@ enum RecognizerScenarioDriver: ScenarioDriver {
       for announcement in out.announcements {
         switch announcement {
         case .pressed(let at): output.append("\(stamp(at)) pressed \(name)")
-        case .releasedShort(let at, let heldFor): output.append("\(stamp(at)) released-short \(name) held=\(heldFor)")
+        case .released(let at, let heldFor): output.append("\(stamp(at)) released \(name) held=\(heldFor)")
         case .held(let at, _): output.append("\(stamp(at)) held \(name)")
         case .longHeld(let at, _): output.append("\(stamp(at)) long-held \(name)")
         case .releasedAfterHold(let at, let heldFor, let longHeld):

@@ -50,8 +50,8 @@ import Testing
     #expect(wired.runner.prepared?.environment["ACTIOND_VALUE"] == "1", "readied to turn the lamp on")
     // Someone turns the lamp on before the threshold: the hold must now turn it off.
     let lamp = try #require(wired.daemon.engine.assignment(of: "action"))
-    var set: Result<ControlSnapshot, ProtocolError>?
-    wired.daemon.engine.set(lamp, to: true) { set = $0 }
+    var set: Result<EngineAnswer, ProtocolError>?
+    wired.daemon.interpreter.request(.set(lamp, to: true)) { set = $0 }
     #expect(set.map { if case .success = $0 { true } else { false } } == true)
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(wired.runner.requests.map { $0.environment["ACTIOND_VALUE"] } == ["0"])

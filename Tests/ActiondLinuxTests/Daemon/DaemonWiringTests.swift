@@ -47,7 +47,7 @@ import Testing
   @Test func theClientsWaitAroundADeadlineAndItsCommand() throws {
     let wired = try WiredDaemon()
     // Spans no machine is too slow for: only the events end the quiet here.
-    wired.daemon.effects.clientQuiet = .init(before: .seconds(3600), after: .seconds(3600))
+    wired.daemon.interpreter.clientQuiet = .init(before: .seconds(3600), after: .seconds(3600))
     let loop = wired.daemon.loop
     let t0 = loop.now() - .seconds(10)
     wired.plugIn(at: t0)

@@ -56,10 +56,10 @@ import Testing
   }
 
   /// protocol.md's fairness bullet gives the clients' quiet around a deadline in figures:
-  /// they are the code's (EngineEffects.ClientQuiet.standard, EventLoop.maximumQuiet).
+  /// they are the code's (EffectInterpreter.ClientQuiet.standard, EventLoop.maximumQuiet).
   @Test func theClientsQuietAroundADeadlineIsDocumentedWithTheCodesFigures() throws {
     let text = ProtocolDocTests.lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
-    let quiet = EngineEffects.ClientQuiet.standard
+    let quiet = EffectInterpreter.ClientQuiet.standard
     let maximum = try EventLoop().maximumQuiet
     for promise in [
       "from \(quiet.before.milliseconds) ms before a pending deadline",

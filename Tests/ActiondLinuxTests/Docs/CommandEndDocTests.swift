@@ -7,7 +7,7 @@ import Testing
 
 /// docs/configuration.md's table of how a command ends and how it is reported (issue 30
 /// item 2) is what the daemon reports: each row's code and `reason` are those
-/// ``EngineEffects/performOutcome(_:timeout:)`` gives that end, and the table names every
+/// ``EffectInterpreter/performOutcome(_:timeout:)`` gives that end, and the table names every
 /// code a command's end can have, no other.
 @Suite struct CommandEndDocTests {
   static func rows() throws -> [(code: String, reason: String?)] {
@@ -41,7 +41,7 @@ import Testing
     #expect(rows.count == ends.count, "\(rows)")
     var reported: Set<String> = []
     for (end, row) in zip(ends, rows) {
-      switch EngineEffects.performOutcome(end, timeout: .milliseconds(5000)) {
+      switch EffectInterpreter.performOutcome(end, timeout: .milliseconds(5000)) {
       case .succeeded:
         reported.insert("success")
         #expect(row.code == "success" && row.reason == nil, "\(end): \(row)")

@@ -76,6 +76,25 @@ import Testing
     #expect(lights.writes.last == "sysfs ACT@action off", "a new indicator shows the value the engine knows")
   }
 
+  /// A reload hands one configuration generation to every part in one call: the engine
+  /// and the feedback are on the same one afterwards; a reload that fails changes none.
+  @Test func aReloadHandsEveryPartTheSameGeneration() throws {
+    let wired = try WiredDaemon(feedback: #"[{ sysfs: "ACT", indicator: true }]"#, lights: RecordingFeedbackLights())
+    #expect(wired.daemon.interpreter.generation.number == 1)
+    #expect(wired.daemon.feedback.generation == 1)
+    try WiredDaemon.writeConfiguration(wired.directory, feedback: #"[{ led: "LED_CAPSL", on: ["held"] }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(wired.log.records(event: "config-problem").isEmpty)
+    #expect(wired.daemon.interpreter.generation.number == 2)
+    #expect(wired.daemon.feedback.generation == 2)
+    #expect(wired.daemon.interpreter.generation.configuration.feedback["action"]?.count == 1)
+    try WiredDaemon.writeConfiguration(wired.directory, feedback: #"[{ bogus: "ACT" }]"#)
+    wired.daemon.reloadConfiguration()
+    #expect(!wired.log.records(event: "config-problem").isEmpty)
+    #expect(wired.daemon.interpreter.generation.number == 2)
+    #expect(wired.daemon.feedback.generation == 2)
+  }
+
   /// An `led` indicator of a button without a device shows nothing and logs nothing; the
   /// device that appears shows the value at once, and is given back at the stop.
   @Test func anInputLEDIndicatorShowsOnTheDeviceThatAppears() throws {
@@ -174,7 +193,7 @@ import Testing
     let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
-    let read = { (name: String) in EngineEffects.readFile(leds.file("ACT/" + name)).text ?? "" }
+    let read = { (name: String) in EffectInterpreter.readFile(leds.file("ACT/" + name)).text ?? "" }
     #expect(read("trigger") == "none timer [heartbeat]\n", "nothing shown, nothing touched")
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)

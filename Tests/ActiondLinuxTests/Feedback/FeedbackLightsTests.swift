@@ -15,7 +15,7 @@ private func fakeLED(_ dir: TemporaryDirectory, trigger: String, brightness: Str
   return led
 }
 
-private func contents(_ path: String) -> String { EngineEffects.readFile(path).text ?? "<missing>" }
+private func contents(_ path: String) -> String { EffectInterpreter.readFile(path).text ?? "<missing>" }
 
 /// Records the LED calls an ``InputDeviceLED`` makes, on a device that can change or go.
 private final class FakeButtonLEDs: ButtonDeviceLEDs {

@@ -2,25 +2,38 @@
 import ActiondCore
 import Glibc
 
-/// The engine's effects: what `ControlEngine` asks for through its ``ControlEngineOutput``
-/// port, carried out with the event loop, the process runner, the socket server and the
-/// state store. It decides nothing: every outcome goes back to the engine.
+/// The one interpreter of the engine's effects: it holds the engine (a value), hands it
+/// every input (``submit(_:)``) and carries out the ``EngineEffect``s it returns with the
+/// event loop, the process runner, the socket server, the feedback lights and the state
+/// store. It decides nothing: every outcome goes back to the engine as a new input.
+///
+/// Order (docs/architecture.md): the commands an input starts are spawned first (at a
+/// hold's deadline a person's finger is on the key, waiting for them), then every other
+/// effect in the order the engine produced it: announcements (subscribers, then the
+/// log), feedback, the timer, value reads, writes and provider requests, saves, replies. A save the engine waits for is
+/// answered (``EngineInput/saved(_:_:)``) right away, before the next effect. Inputs that
+/// arrive while effects are carried out (a completion reported synchronously) wait in a
+/// queue: the engine is never entered from inside itself.
 ///
 /// Owns the engine's one timer, the retry of a failed save and the users every command
-/// may run as. ``Daemon`` creates it, hands it to the engine as its output and tells it
-/// when the configuration changed and when the daemon stops.
-final class EngineEffects {
-  /// The engine whose requests this carries out. `unowned`: the engine holds this object
-  /// strongly (its `output`) and the daemon holds both, so a strong reference back would
-  /// be a cycle; the engine outlives every call it makes here. Set once, right after the
-  /// engine is made (it needs this object to exist first).
-  unowned var engine: ControlEngine!
+/// may run as (resolved from each configuration generation). ``Daemon`` creates it and
+/// tells it when the daemon stops.
+final class EffectInterpreter {
+  /// The engine: read it for questions (`status`, `list`); change it only through ``submit(_:)``.
+  private(set) var engine: ControlEngine
+  /// The configuration generation in force: the engine's.
+  var generation: ConfigurationGeneration { engine.generation }
   /// Where announcements reach subscribers and provider requests their clients; nil
   /// until the daemon made it (the engine announces nothing before).
   var server: ControlServer?
-  /// Where the buttons' moments and hold values are shown on their lights; nil until
-  /// the daemon made it.
-  var feedback: FeedbackDriver?
+  /// Where the buttons' moments and hold values are shown on their lights.
+  let feedback: FeedbackDriver
+  /// Inputs that arrived while effects were being carried out.
+  private var queue: [EngineInput] = []
+  private var handling = false
+  /// Who waits for the reply of each request, by token.
+  private var replies: [UInt64: (Result<EngineAnswer, ProtocolError>) -> Void] = [:]
+  private var nextRequest: UInt64 = 1
   /// Called when the daemon is stopping and the last running command ended.
   var commandsEnded: () -> Void = {}
 
@@ -45,7 +58,7 @@ final class EngineEffects {
   private var users: [String: Result<ProcessUser, SpawnFailure>] = [:]
   private var stopping = false
   /// The command a press's hold would run, readied at its key-down
-  /// (``ControlEngineOutput/prepareIntent(_:)``), until the hold runs it or the press ends.
+  /// (``EngineEffect/prepareCommand(_:)``), until the hold runs it or the press ends.
   private var preparedHold: (job: ControlEngine.PerformJob, request: ProcessRequest)?
   /// Running offs of momentary toggles whose press ended (``ControlEngine/PerformJob/endsMomentaryHold``):
   /// a stop lets them finish rather than SIGTERMing them, within its bound.
@@ -72,23 +85,86 @@ final class EngineEffects {
   }
   var clientQuiet = ClientQuiet.standard
 
+  /// An interpreter for `engine`, on the first generation: its users are resolved now.
   init(
-    loop: EventLoop, logger: Logger, store: StateStore, runner: any ProcessRunning, input: any InputSource,
-    environment: [String: String]
+    engine: ControlEngine, loop: EventLoop, logger: Logger, store: StateStore, runner: any ProcessRunning,
+    input: any InputSource, feedback: FeedbackDriver, environment: [String: String]
   ) {
+    self.engine = engine
     self.loop = loop
     self.logger = logger
     self.store = store
     self.runner = runner
     self.input = input
+    self.feedback = feedback
     self.environment = environment
+    users = EffectInterpreter.resolveUsers(engine.configuration, logger: logger)
+    feedback.configure(engine.generation)
+    // What restoring the state logged.
+    carryOut(self.engine.takeEffects())
   }
 
-  /// A configuration was loaded (at start or by a reload): resolves every `user` it names.
-  func configurationLoaded(_ configuration: Configuration) {
-    users = EngineEffects.resolveUsers(configuration, logger: logger)
-    // Its user may resolve differently now: the hold builds its request afresh.
-    discardPreparedHold()
+  // MARK: - Inputs
+
+  /// Hands `input` to the engine and carries out its effects; an input that arrives while
+  /// effects are carried out waits until they are done.
+  func submit(_ input: EngineInput) {
+    queue.append(input)
+    guard !handling else { return }
+    handling = true
+    defer { handling = false }
+    while !queue.isEmpty {
+      let next = queue.removeFirst()
+      carryOut(engine.handle(next))
+    }
+  }
+
+  /// Submits `request`; `reply` gets the engine's answer (now or once its work is done).
+  func request(_ request: EngineRequest, reply: @escaping (Result<EngineAnswer, ProtocolError>) -> Void) {
+    let token = nextRequest
+    nextRequest += 1
+    replies[token] = reply
+    submit(.request(request, token: RequestToken(rawValue: token)))
+  }
+
+  /// A new configuration generation, applied by every part in one call, in this order:
+  /// the users its commands run as, the engine (which cancels presses on changed buttons
+  /// and re-reads values), the input layer (changed buttons rebind), the feedback lights
+  /// (changed outputs give their lights back, new ones show the hold values the engine
+  /// knows). Each reads the same immutable generation; none keeps a copy of its own.
+  func apply(_ generation: ConfigurationGeneration, at now: MonotonicInstant) {
+    users = EffectInterpreter.resolveUsers(generation.configuration, logger: logger)
+    submit(.configuration(generation, at: now))
+    input.reconfigure(generation.configuration.buttons.map(ButtonBinding.init), keeping: generation.unchangedButtons)
+    feedback.configure(generation)
+    for button in generation.configuration.buttons where generation.configuration.feedback[button.name] != nil {
+      feedback.valueChanged(button: button.name, isOn: engine.holdValue(button: button.name))
+    }
+  }
+
+  /// Carries out `effects` in the documented order (see the type's comment).
+  private func carryOut(_ effects: [EngineEffect]) {
+    // What the person holding the key waits for: the command, spawned before anything is
+    // said. Only spawns go first: a write or a provider request stays in its place (a
+    // provider client that also subscribes sees its request after `performing`, as before).
+    for case .startCommand(let job) in effects where job.isSpawn { runIntent(job) }
+    for effect in effects {
+      switch effect {
+      case .startCommand(let job): if !job.isSpawn { runIntent(job) }
+      case .prepareCommand(let job): prepareIntent(job)
+      case .discardPrepared: discardPreparedHold()
+      case .announce(let event): announce(event)
+      case .log(let level, let message): logger.log(level, message)
+      case .feedback(let moment, let button): feedback.moment(moment, button: button)
+      case .holdValue(let button, let isOn): feedback.valueChanged(button: button, isOn: isOn)
+      case .armTimer(let deadline): armTimer(at: deadline)
+      case .readValue(let job): readValue(job)
+      case .save(let state, let token):
+        let error = save(state)
+        if let token { carryOut(engine.handle(.saved(token, error))) }
+      case .reply(let token, let result): replies.removeValue(forKey: token.rawValue)?(result)
+      }
+    }
   }
 
   /// The daemon is stopping: no hold is decided any more and no command is started.
@@ -171,8 +247,8 @@ final class EngineEffects {
     return (String(decoding: buffer[0..<n], as: UTF8.self), nil)
   }
 
-  /// Runs `body` on the next loop iteration: completions never re-enter the engine from
-  /// inside the call that started the work.
+  /// Runs `body` on the next loop iteration: a completion known at once is reported as
+  /// the command's would be, on a later turn.
   private func later(_ body: @escaping () -> Void) {
     loop.schedule(at: loop.now()) { _ in body() }
   }
@@ -180,7 +256,9 @@ final class EngineEffects {
 
 // MARK: - What the engine asks for
 
-extension EngineEffects: ControlEngineOutput {
+extension EffectInterpreter {
+  /// Announces `event` to subscribers and the log (the daemon's own announcements, such
+  /// as `config-reloaded`, go out here too).
   func announce(_ event: Event) {
     // Subscribers first: they wait for `pressed` and `held` with a person's finger on
     // the key, the log does not.
@@ -194,17 +272,7 @@ extension EngineEffects: ControlEngineOutput {
     }
   }
 
-  func log(_ level: LogLevel, _ message: String) {
-    logger.log(level, message)
-  }
-
-  func buttonMoment(_ moment: ButtonMoment, button: String) {
-    // The press ended before its hold ran what was readied for it.
-    if moment == .released || moment == .cancelled, preparedHold?.job.button == button { discardPreparedHold() }
-    feedback?.moment(moment, button: button)
-  }
-
-  func prepareIntent(_ job: ControlEngine.PerformJob) {
+  private func prepareIntent(_ job: ControlEngine.PerformJob) {
     guard !stopping, case .exec(let spec) = job.intent,
       case .success(let request) = processRequest(spec, extra: job.environment)
     else { return }
@@ -218,11 +286,7 @@ extension EngineEffects: ControlEngineOutput {
     runner.discardPrepared()
   }
 
-  func holdValueChanged(button: String, isOn: Bool?) {
-    feedback?.valueChanged(button: button, isOn: isOn)
-  }
-
-  func armTimer(at deadline: MonotonicInstant?) {
+  private func armTimer(at deadline: MonotonicInstant?) {
     if let timer { loop.cancel(timer) }
     timer = nil
     if let deadlineQuiet { loop.endQuiet(deadlineQuiet) }
@@ -240,15 +304,18 @@ extension EngineEffects: ControlEngineOutput {
       self.handlingDeadline = true
       // The tick's writes wait until the engine has started the hold's command (still in
       // this turn): taking a sysfs LED from its trigger can block for milliseconds.
-      self.feedback?.holdWrites()
-      self.engine.deadlineReached(at: now)
-      self.feedback?.flushWrites()
+      self.feedback.holdWrites()
+      self.submit(.deadline(at: now))
+      self.feedback.flushWrites()
       self.handlingDeadline = false
       if let quiet { self.loop.endQuiet(quiet) }
     }
   }
 
-  func runIntent(_ job: ControlEngine.PerformJob) {
+  private func runIntent(_ job: ControlEngine.PerformJob) {
+    let finished: (ControlEngine.PerformOutcome) -> Void = { [unowned self] in
+      self.submit(.commandFinished(job: job.id, $0))
+    }
     switch job.intent {
     case .exec(let spec):
       // A momentary toggle's off still runs during a stop: nothing stays on because
@@ -256,47 +323,42 @@ extension EngineEffects: ControlEngineOutput {
       let id = run(request(for: job, spec), tag: job.kind, evenWhileStopping: job.endsMomentaryHold) {
         [unowned self] result in
         self.sparedRunsByJob[job.id] = nil
-        self.engine.performFinished(job: job.id, EngineEffects.performOutcome(result.outcome, timeout: spec.timeout))
+        self.submit(
+          .commandFinished(job: job.id, EffectInterpreter.performOutcome(result.outcome, timeout: spec.timeout)))
       }
       if let id, job.endsMomentaryHold { sparedRunsByJob[job.id] = (id, job.kind) }
     case .write(let path, let on, let off):
       let text = job.requestedValue ?? true ? on : off
-      let error = EngineEffects.writeFile(path, text)
-      later { [unowned self] in
-        self.engine.performFinished(job: job.id, error.map { .failed(code: .failed, reason: $0) } ?? .succeeded)
-      }
+      let error = EffectInterpreter.writeFile(path, text)
+      later { finished(error.map { .failed(code: .failed, reason: $0) } ?? .succeeded) }
     case .provider:
       guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
-        later { [unowned self] in
-          self.engine.performFinished(job: job.id, .failed(code: .unavailable, reason: "no provider is connected"))
-        }
+        later { finished(.failed(code: .unavailable, reason: "no provider is connected")) }
         return
       }
       let body = ProviderRequest.Body.perform(
         kind: job.kind,
         configuration: job.instance.configurationJSON, value: job.requestedValue)
-      server.sendProviderRequest(to: client, body, timeout: .seconds(10)) { [unowned self] outcome in
+      server.sendProviderRequest(to: client, body, timeout: .seconds(10)) { outcome in
         switch outcome {
-        case .replied: self.engine.performFinished(job: job.id, .succeeded)
-        case .failed(let e): self.engine.performFinished(job: job.id, .failed(code: e.code, reason: e.message))
-        case .timedOut:
-          self.engine.performFinished(
-            job: job.id, .failed(code: .timeout, reason: "the provider did not answer in 10s"))
-        case .disconnected:
-          self.engine.performFinished(job: job.id, .failed(code: .unavailable, reason: "the provider disconnected"))
+        case .replied: finished(.succeeded)
+        case .failed(let e): finished(.failed(code: e.code, reason: e.message))
+        case .timedOut: finished(.failed(code: .timeout, reason: "the provider did not answer in 10s"))
+        case .disconnected: finished(.failed(code: .unavailable, reason: "the provider disconnected"))
         }
       }
     case .state:
       // The engine completes state intents itself; reaching here is a bug.
-      later { [unowned self] in self.engine.performFinished(job: job.id, .succeeded) }
+      later { finished(.succeeded) }
     }
   }
 
-  func readValue(_ job: ControlEngine.ValueReadJob) {
+  private func readValue(_ job: ControlEngine.ValueReadJob) {
+    let read: (ControlValue) -> Void = { [unowned self] in self.submit(.valueRead(job: job.id, $0)) }
     switch job.provider {
     case .exec(let spec):
       let extra = job.instance.parameterEnvironment.merging(["ACTIOND_KIND": job.kind]) { $1 }
-      run(processRequest(spec, extra: extra), tag: job.kind) { [unowned self] result in
+      run(processRequest(spec, extra: extra), tag: job.kind) { result in
         let value: ControlValue
         switch result.outcome {
         case .exited(let status): value = ValueProviderSpec.interpretExitStatus(status)
@@ -305,47 +367,45 @@ extension EngineEffects: ControlEngineOutput {
         case .signaled(let sig): value = .unavailable(reason: "the value command was killed by signal \(sig)")
         case .spawnFailed(let f): value = .unavailable(reason: "cannot run the value command: \(f)")
         }
-        self.engine.valueRead(job: job.id, value)
+        read(value)
       }
     case .file(let path, let on):
-      let read = EngineEffects.readFile(path)
+      let text = EffectInterpreter.readFile(path)
       let value =
-        read.text.map { ValueProviderSpec.interpretFile($0, on: on) } ?? .unavailable(reason: read.error ?? "")
-      later { [unowned self] in self.engine.valueRead(job: job.id, value) }
+        text.text.map { ValueProviderSpec.interpretFile($0, on: on) } ?? .unavailable(reason: text.error ?? "")
+      later { read(value) }
     case .provider:
       guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
-        later { [unowned self] in
-          self.engine.valueRead(job: job.id, .unavailable(reason: "no provider application is connected"))
-        }
+        later { read(.unavailable(reason: "no provider application is connected")) }
         return
       }
       let body = ProviderRequest.Body.value(
         kind: job.kind,
         configuration: job.instance.configurationJSON)
-      server.sendProviderRequest(to: client, body, timeout: .seconds(5)) { [unowned self] outcome in
-        let value: ControlValue
+      server.sendProviderRequest(to: client, body, timeout: .seconds(5)) { outcome in
         switch outcome {
         case .replied(let object):
-          value =
-            object["value"]?.boolValue.map(ControlValue.init) ?? .unavailable(reason: "the provider sent no value")
-        case .failed(let e): value = .unavailable(reason: "the provider failed: \(e.message)")
-        case .timedOut: value = .unavailable(reason: "the provider did not answer in 5s")
-        case .disconnected: value = .unavailable(reason: "the provider disconnected")
+          read(object["value"]?.boolValue.map(ControlValue.init) ?? .unavailable(reason: "the provider sent no value"))
+        case .failed(let e): read(.unavailable(reason: "the provider failed: \(e.message)"))
+        case .timedOut: read(.unavailable(reason: "the provider did not answer in 5s"))
+        case .disconnected: read(.unavailable(reason: "the provider disconnected"))
         }
-        self.engine.valueRead(job: job.id, value)
       }
     case .store:
-      later { [unowned self] in self.engine.valueRead(job: job.id, .unknown) }
+      later { read(.unknown) }
     }
   }
 
-  func persist(_ state: StateSnapshot) throws(ProtocolError) {
+  /// Saves `state`; the error (`state-not-saved`) when it cannot be written, for the
+  /// engine to undo the change that asked for the save. A failure is logged and the state
+  /// saved again later.
+  private func save(_ state: StateSnapshot) -> ProtocolError? {
     do {
       try store.save(state)
     } catch {
       logger.error("cannot save the state to \(store.path): \(error)", event: "state-save-failed")
       retrySaving()
-      throw ProtocolError(
+      return ProtocolError(
         .stateNotSaved, "the state cannot be saved to \(store.path) (\(error)); the change was not made")
     }
     if let timer = saveRetry {
@@ -353,6 +413,7 @@ extension EngineEffects: ControlEngineOutput {
       saveRetry = nil
       logger.notice("the state is saved again to \(store.path)", event: "state-saved")
     }
+    return nil
   }
 
   /// After a failed save, the state is saved again every ``saveRetryInterval`` until it
@@ -360,7 +421,7 @@ extension EngineEffects: ControlEngineOutput {
   /// written as soon as the disk allows. Each request meanwhile gets its own error.
   private func retrySaving() {
     guard saveRetry == nil, !stopping else { return }
-    saveRetry = loop.schedule(at: loop.now() + EngineEffects.saveRetryInterval) { [unowned self] _ in
+    saveRetry = loop.schedule(at: loop.now() + EffectInterpreter.saveRetryInterval) { [unowned self] _ in
       self.saveRetry = nil
       do {
         try self.store.save(self.engine.persistentState)
@@ -465,5 +526,13 @@ extension EngineEffects: ControlEngineOutput {
       ProcessRequest(
         argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: user,
         timeout: spec.timeout))
+  }
+}
+
+extension ControlEngine.PerformJob {
+  /// Whether its intent spawns a process (`exec`): what the interpreter starts first.
+  fileprivate var isSpawn: Bool {
+    if case .exec = intent { return true }
+    return false
   }
 }
