@@ -76,7 +76,7 @@ test-deb-systemd: deb
 ## systemd 257, udev, dpkg, apt and glibc 2.41, on trixie's kernel. The guest's / is a
 ## trixie root made by mmdebstrap (Tests/deb/guest-root.sh; root needed), its kernel
 ## trixie's linux-image (Tests/vm/fetch.sh --suite trixie): both cached in
-## Tests/vm/.cache/trixie (~0.3 GB; ~2 min to fetch and make once). The next version is this
+## $(ACTIOND_CACHE)/vm/trixie (~0.3 GB; ~2 min to fetch and make once). The next version is this
 ## package repacked with a newer version (systemd.sh's repack_next says what that proves
 ## and what it cannot). About 4 minutes with the cache, most of it dpkg and the maintainer
 ## scripts' systemctl and perl under TCG.
