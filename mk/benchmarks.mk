@@ -11,15 +11,18 @@
 # stays free of them: gnuplot draws the plots, python3-evdev is the python peer's library
 # (shared into the guest over 9p), stress-ng keeps one host core busy for the loaded boot;
 # triggerhappy is fetched with apt-get download and
-# unpacked into the VM image, never installed.
+# unpacked into the VM image, never installed. mosquitto and python3-paho-mqtt: the host's
+# MQTT round trip (Tests/mqtt/bench_bridge.py, the broker and the client) and 07-mqtt's
+# broker in the guest.
 BENCH_TIERS += bench-peers
-BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev stress-ng
+BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev stress-ng mosquitto python3-paho-mqtt
 
 # BENCH_N: samples per VM figure; BENCH_IDLE_S: the idle window; BENCH_BLAST: presses
 # (twice as many key events) for the memory growth figure; BENCH_ABUSE_N: holds while 50
 # abusive clients hammer actiond's socket (0 skips them); BENCH_GESTURE_N: holds per button
 # and double presses of the gesture rows (0 skips them); BENCH_LOADED=0 skips the second
-# boot with one host core busy, BENCH_LOADED_N: its samples per figure.
+# boot with one host core busy, BENCH_LOADED_N: its samples per figure; BENCH_MQTT_N:
+# commands per set-up of the host's MQTT round trip.
 BENCH_N ?= 500
 BENCH_IDLE_S ?= 60
 BENCH_BLAST ?= 50000
@@ -27,13 +30,14 @@ BENCH_ABUSE_N ?= 200
 BENCH_LOADED ?= 1
 BENCH_LOADED_N ?= 200
 BENCH_GESTURE_N ?= 200
+BENCH_MQTT_N ?= 300
 
 .PHONY: bench-deps bench-peers
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
 bench-peers: bench-deps
-	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) BENCH_ABUSE_N=$(BENCH_ABUSE_N) BENCH_GESTURE_N=$(BENCH_GESTURE_N) \
+	BENCH_N=$(BENCH_N) BENCH_IDLE_S=$(BENCH_IDLE_S) BENCH_BLAST=$(BENCH_BLAST) BENCH_ABUSE_N=$(BENCH_ABUSE_N) BENCH_GESTURE_N=$(BENCH_GESTURE_N) BENCH_MQTT_N=$(BENCH_MQTT_N) \
 	  BENCH_LOADED=$(BENCH_LOADED) BENCH_LOADED_N=$(BENCH_LOADED_N) Tests/bench/run.sh
 
 # bench-abuse: only the socket-abuse figures on the host (also part of bench-peers' host

@@ -22,8 +22,11 @@ test-mqtt: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product actiond-mqtt
 	/usr/bin/python3 Tests/mqtt/test_bridge.py --bin "$(BIN_DIR)"
 
-## bench-mqtt: the bridge's figures (release build): actiond's event → MQTT subscriber
-## latency (p50/p99) and the idle bridge's wake-ups and RSS. Prints numbers; asserts nothing.
+## bench-mqtt: the bridge's figures (release build): the MQTT round trip, a switch command
+## published → its state received (p50/p99, split client → actiond → client; with mosquitto's
+## set_tcp_nodelay and without, Nagle on the client, actiond's state on tmpfs and on the disk),
+## actiond's event → MQTT subscriber latency (p50/p99) and the idle bridge's wake-ups and RSS.
+## Prints numbers; asserts nothing. `make bench` puts the round trip in docs/benchmarks.md.
 BENCH_TIERS += bench-mqtt
 BENCH_MQTT_N ?= 300
 BENCH_MQTT_IDLE_S ?= 60

@@ -15,7 +15,7 @@ import Glibc
 ///   Home Assistant announces `online` on `<prefix>/status`.
 /// - Commands (QoS 1): a redelivery is dropped (``CommandDeduplicator``), a malformed or
 ///   retained one logged (once per topic a minute) and dropped; the rest go to actiond as
-///   `perform` or `assign`.
+///   `perform` or `assign`, one at a time per control (``CommandLanes``).
 public final class Bridge {
   private let loop: EventLoop
   private let logger: Logger
@@ -33,13 +33,10 @@ public final class Bridge {
   private var commands: [RequestID: (what: String, topic: String, control: String?)] = [:]
   /// Fires when the oldest command held for actiond's snapshot has waited too long.
   private var holdTimer: TimerID?
-  /// Commands waiting for the one on its way to actiond (``releasing``): those taken from the
-  /// model after actiond's snapshot and those that arrived while one was on its way. actiond
-  /// refuses a perform of a control still performing ("busy"), so each waits for the reply
-  /// to the one before it, in the order they were sent.
-  private var backlog: [HeldCommand] = []
-  /// The request of the command on its way to actiond, if any.
-  private var releasing: RequestID?
+  /// Commands per control: actiond refuses a perform of a control still performing
+  /// ("busy"), so a command waits for the answer to the one before it on the same control,
+  /// in the order they were sent; other controls' commands do not wait for it.
+  private var lanes = CommandLanes(capacity: BridgeModel.maxHeld)
 
   /// What the bridge found about its host.
   public struct Host: Sendable {
@@ -143,9 +140,9 @@ public final class Bridge {
   private func daemonLost() {
     model.daemonLost()
     commands.removeAll()
-    releasing = nil
-    reportExpired(model.requeue(backlog))
-    backlog = []
+    // Those still waiting go back to the model, held for actiond's next snapshot; those on
+    // their way are not known to have been performed or not, and are not sent again.
+    reportExpired(model.requeue(lanes.drain()))
     scheduleHoldExpiry()
     statusRequest = nil
     listRequest = nil
@@ -168,7 +165,7 @@ public final class Bridge {
         if let control = command.control { model.finished(controlID: control) }
         if case .control(let c) = reply.result { publish(model.refresh(c)) }
         logger.info("\(command.what): done", event: "command-done")
-        if id == releasing { releaseNext() }
+        carryOut(lanes.finish(lane: command.topic))
       }
     case .error(let id, let error):
       guard let id else {
@@ -184,7 +181,7 @@ public final class Bridge {
           "\(command.what) failed: \(error.message) (\(error.code.rawValue))", event: "command-failed")
         // Home Assistant shows what is, not what was asked for.
         publish(model.restate(commandTopic: command.topic))
-        if id == releasing { releaseNext() }
+        carryOut(lanes.finish(lane: command.topic))
       }
     case .event(let event):
       let update = model.apply(event, unixOffset: Self.unixOffsetMicroseconds())
@@ -221,20 +218,31 @@ public final class Bridge {
     if !perform.isEmpty {
       logger.info("performing \(perform.count) command(s) that waited for actiond", event: "commands-released")
     }
-    backlog += perform
-    releaseNext()
+    for command in perform { arrive(command) }
   }
 
-  /// Carries out the backlog's commands until one is on its way to actiond.
-  private func releaseNext() {
-    releasing = nil
-    while releasing == nil, !backlog.isEmpty, model.ready {
-      let command = backlog.removeFirst()
+  /// A command for its control's lane: carried out now when nothing is on its way for that
+  /// control, else queued behind it (refused when too many wait).
+  private func arrive(_ command: HeldCommand) {
+    switch lanes.arrive(command) {
+    case .start: carryOut(command)
+    case .queued: break
+    case .full: reject(command.topic, "\(BridgeModel.maxHeld) commands already wait for actiond")
+    }
+  }
+
+  /// Carries out `command` (its lane is busy with it) and, whenever one is done at once (no
+  /// request sent: refused, already there, held, too old), the lane's next, until one is on
+  /// its way to actiond or the lane is empty.
+  private func carryOut(_ command: HeldCommand?) {
+    var next = command
+    while let command = next {
       if loop.now() - command.at >= BridgeModel.holdLimit {
         reportExpired([command])
-        continue
+      } else if handle(topic: command.topic, payload: command.payload) != nil {
+        return  // on its way: actiond's answer finishes the lane (daemonMessage)
       }
-      releasing = handle(topic: command.topic, payload: command.payload)
+      next = lanes.finish(lane: CommandLanes.lane(of: command))
     }
   }
 
@@ -309,19 +317,15 @@ public final class Bridge {
         return
       }
     }
-    if releasing != nil && !model.topics.isHomeAssistantStatus(message.topic) {
-      // Behind the commands that waited for actiond, in the order they came.
-      guard backlog.count < BridgeModel.maxHeld else {
-        reject(message.topic, "\(BridgeModel.maxHeld) commands already wait for actiond")
-        return
-      }
-      backlog.append(HeldCommand(topic: message.topic, payload: message.payload, at: now))
+    if model.topics.isHomeAssistantStatus(message.topic) {
+      handle(topic: message.topic, payload: message.payload)
       return
     }
-    // One command at a time on its way to actiond, the next when it has answered: a burst
-    // (the broker's queue handed over once the snapshot is already in, or Home Assistant
-    // sending ON and OFF quickly) would otherwise meet actiond's "still performing".
-    releasing = handle(topic: message.topic, payload: message.payload)
+    // One command at a time per control on its way to actiond, the next when it has
+    // answered: a burst (the broker's queue handed over once the snapshot is in, or Home
+    // Assistant sending ON and OFF quickly) would otherwise meet actiond's "still
+    // performing"; another control's command goes at once.
+    arrive(HeldCommand(topic: message.topic, payload: message.payload, at: now))
   }
 
   /// Carries out one command (or Home Assistant's status), received now or held until

@@ -135,4 +135,52 @@ import Testing
     let readStatus = try ServerMessage.decode(line: status)
     #expect(readStatus == .reply(Reply(id: .integer(1), request: .status, result: .buttons([button]))))
   }
+
+  /// Values this build does not know inside known members: a perform's `source` reads as
+  /// itself, its `gesture` as none, and the rest of the event still counts.
+  @Test func newValuesOfAPerformsSourceAndGestureAreReadAsUnknown() throws {
+    let control = ControlSnapshot(kind: "k", displayName: "K", type: .toggle, value: true, hint: "Hold to Stop")
+    let performed = Event.performed(button: "action", source: .button, gesture: .hold, control: control)
+    let line = JSONEncoding.compact(ServerMessage.event(performed).json)
+      .replacingOccurrences(of: #""source":"button""#, with: #""source":"schedule""#)
+      .replacingOccurrences(of: #""gesture":"hold""#, with: #""gesture":"triplePress""#)
+    #expect(line.contains("schedule") && line.contains("triplePress"), "\(line)")
+    let read = try ServerMessage.decode(line: line)
+    let schedule = PerformSource(rawValue: "schedule")
+    #expect(read == .event(.performed(button: "action", source: schedule, gesture: nil, control: control)))
+    #expect(schedule != .button && schedule != .socket)
+    let lines = [
+      #"{"type":"event","event":"performing","kind":"k","source":"schedule","gesture":"triplePress","value":true}"#,
+      #"{"type":"event","event":"failed","kind":"k","source":"schedule","gesture":"triplePress","code":"overheated","reason":"hot"}"#,
+      #"{"type":"event","event":"busy","kind":"k","source":"schedule","gesture":"triplePress"}"#,
+    ]
+    var events: [ServerMessage] = []
+    for l in lines { events.append(try ServerMessage.decode(line: l)) }
+    #expect(
+      events == [
+        .event(.performing(kind: "k", button: nil, source: schedule, gesture: nil, value: true)),
+        .event(
+          .failed(
+            kind: "k", button: nil, source: schedule, gesture: nil,
+            error: ProtocolError(ProtocolErrorCode("overheated"), "hot"))),
+        .event(.busy(kind: "k", button: nil, source: schedule, gesture: nil)),
+      ])
+    // What this build knows still reads exactly.
+    let known = try ServerMessage.decode(line: JSONEncoding.compact(ServerMessage.event(performed).json))
+    #expect(known == .event(performed))
+  }
+
+  /// An assignment to a gesture this build does not know cannot be placed on its button:
+  /// it reads as an event this build does not know (skipped, passed on unchanged).
+  @Test func anAssignmentToANewGestureIsReadAsAnUnknownEvent() throws {
+    let line =
+      #"{"type":"event","event":"assigned","button":"action","gesture":"triplePress","kind":"k","#
+      + #""momentary":false,"control":null}"#
+    let read = try ServerMessage.decode(line: line)
+    let json = try JSONParser.parse(line).root
+    #expect(read == .unknownEvent(name: "assigned", json: json))
+    let known = line.replacingOccurrences(of: "triplePress", with: "doublePress")
+    let readKnown = try ServerMessage.decode(line: known)
+    #expect(readKnown == .event(.assigned(button: "action", gesture: .doublePress, momentary: false, control: nil)))
+  }
 }

@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The host side of `make bench` (see Tests/bench/README.md). Measures, never judges.
 
-    bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] --out FILE.json
+    bench.py host --actiond BIN --core BIN --tool BIN [--helper BIN] [--mqtt BIN_DIR] --out FILE.json
         host figures: recognizer (actiond-bench --json), `status` requests/s with 1 and 16
         clients, fan-out of one announcement to 1,000 subscribers, config load time for
         200 controls, start -> READY=1 with 10 controls, binary size; with --helper
         (actiond-test-helper) command start and `held` on one host core, actiond against the
-        C reactor, idle and under 50 abusive clients
+        C reactor, idle and under 50 abusive clients; with --mqtt (the directory of actiond
+        and actiond-mqtt) the MQTT round trip, publish → state, on the loopback
+        (Tests/mqtt/bench_bridge.py's round_trip, in its set-ups)
+    bench.py mqtt-host --mqtt BIN_DIR [--mqtt-n N]
+        only the MQTT round trip, printed as the summary row `report` writes
     bench.py commands --helper BIN --tool BIN --out FILE.json
         only those last figures, printed
     bench.py abuse --actiond BIN --tool BIN --out FILE.json
@@ -421,6 +425,59 @@ def commands_only(args):
         print(f"{name:28s} n={v['n']:4d} p50={ms(v['p50'])} p99={ms(v['p99'])} max={ms(v['max'])} ms")
 
 
+def mqtt_round_trips(bin_dir, n):
+    """Tests/mqtt/bench_bridge.py's round trip in each of its set-ups (a broker, actiond and
+    actiond-mqtt of their own, a paho client): {setup: {"tmpfs", and a summary in ns of
+    "total", "toActiond", "actiond", "fromActiond"}}, with the machine's state at the start."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mqtt"))
+    import bench_bridge  # noqa: E402 (Tests/mqtt, with its harness; python3-paho-mqtt)
+    out = {"machine": machine(), "n": n, "setups": {}}
+    for name, samples in bench_bridge.round_trips(bin_dir, n).items():
+        print(bench_bridge.describe(name, samples), flush=True)
+        out["setups"][name] = {"tmpfs": samples["tmpfs"], "label": bench_bridge.SETUP_LABELS[name],
+                               **{k: summary([us * 1000 for us in samples[k]])
+                                  for k in ("total", "toActiond", "actiond", "fromActiond")}}
+    return out
+
+
+MQTT_ROUND_TRIP_TARGET = 5e6  # publish → state p50 on the loopback (issue 31)
+
+
+def mqtt_host_rows(host):
+    """The MQTT round trip's summary rows: with mosquitto's `set_tcp_nodelay true` and
+    actiond's state on tmpfs (the MQTT path: the target), next to mosquitto's default and a
+    client with Nagle on; then the same with the state on the disk (actiond's fsync)."""
+    mq = host.get("mqtt", {}).get("setups", {})
+    best, disk = mq.get("nodelay"), mq.get("disk")
+    if not best:
+        return []
+    dflt, nagle = mq.get("default", {}), mq.get("clientNagle", {})
+    v = best["total"]["p50"]
+    where = "tmpfs" if best["tmpfs"] else "the disk (no /dev/shm)"
+    rows = [f"| MQTT round trip (host loopback): switch command published → its state received, mosquitto "
+            f"`set_tcp_nodelay true`, state on {where}, p50 (p99), samples | {ms(v)} ms ({ms(best['total']['p99'])}), "
+            f"{best['total']['n']} | mosquitto's default (Nagle on): p50 {ms(dflt.get('total', {}).get('p50'))} ms "
+            f"(p99 {ms(dflt.get('total', {}).get('p99'))}); Nagle on the client (as paho): p50 "
+            f"{ms(nagle.get('total', {}).get('p50'))} ms; client → actiond p50 {ms(best['toActiond']['p50'])}, "
+            f"actiond's perform {ms(best['actiond']['p50'])}, actiond → client {ms(best['fromActiond']['p50'])} | "
+            f"≤ {MQTT_ROUND_TRIP_TARGET / 1e6:g} ms p50 | "
+            f"{verdict(v <= MQTT_ROUND_TRIP_TARGET, f'by {ms(v - MQTT_ROUND_TRIP_TARGET)} ms')} |"]
+    if disk:
+        rows.append(f"| … with actiond's state on the disk (its fsync), p50 (p99), samples | {ms(disk['total']['p50'])} ms "
+                    f"({ms(disk['total']['p99'])}), {disk['total']['n']} | actiond's perform p50 "
+                    f"{ms(disk['actiond']['p50'])} ms (p99 {ms(disk['actiond']['p99'])}); client → actiond "
+                    f"{ms(disk['toActiond']['p50'])}, actiond → client {ms(disk['fromActiond']['p50'])} | (no target) "
+                    "| – |")
+    return rows
+
+
+def mqtt_host_only(args):
+    """The MQTT round trip alone: its summary rows, printed (for a hand-written section)."""
+    m = mqtt_round_trips(args.mqtt, args.mqtt_n)
+    print(f"bench: {m['machine']['date']}, load average {m['machine']['load']:.2f}")
+    print("\n".join(mqtt_host_rows({"mqtt": m})))
+
+
 def host(args):
     results = {"machine": machine()}
     work = tempfile.mkdtemp(prefix="actiond-bench-")
@@ -481,6 +538,10 @@ def host(args):
         results["abuse"] = socket_abuse(args.actiond, args.tool, work)
         # Another user's new connection during one user's connection storm (issue 30, item 5).
         results["admission"] = admission(args.actiond, args.tool, work)
+
+        # The MQTT round trip, publish → state (issue 31).
+        if args.mqtt:
+            results["mqtt"] = mqtt_round_trips(args.mqtt, args.mqtt_n)
 
         # Command start and `held` on the host's own CPU, against the C reactor (issues 13, 15).
         if args.helper:
@@ -1763,6 +1824,7 @@ def report(args):
                         + (f" and {abused} under abusive clients" if abused else "") + " | "
                         f"≤ 64 kB | {verdict(growth <= 64, f'by {growth - 64} kB')} |")
         rows += mqtt_rows(vmr)
+        rows += mqtt_host_rows(host)
         rows += abuse_rows(vmr, host)
         rows += host_command_rows(host)
         rows += gesture_rows(vmr)
@@ -1963,6 +2025,14 @@ METHOD = [
     "time_us). All on one vCPU: the bridge, the broker and the MQTT subscriber run when actiond and the "
     "socket subscriber do not, so the socket figure there is not 02-actiond's. Before the holds, the idle "
     "bridge's context switches over the idle window (default keepalive, 60 s) and its memory.",
+    "- MQTT round trip on the host (issue 31; Tests/mqtt/bench_bridge.py's round_trip, `BENCH_MQTT_N` commands "
+    "per set-up): mosquitto, actiond (a store toggle) and actiond-mqtt of their own on the loopback, and a paho "
+    "client with TCP_NODELAY set that publishes `ON`/`OFF` (QoS 1) on the toggle's command topic, each once the "
+    "last one's state came back, and stamps the retained state's receipt; a subscriber on actiond's socket splits "
+    "each command into client → actiond's `performing`, actiond's perform and `performed` → the client. Set-ups: "
+    "mosquitto's `set_tcp_nodelay true` with actiond's state directory on tmpfs (the target's: the MQTT path) "
+    "and on the disk (the perform's fsync), mosquitto's default, and the client with Nagle on (as paho, Home "
+    "Assistant's client).",
     "- The loaded boot skips the abuse phase and the gestures and shortens the idle window and the blast: "
     "none of them feeds its section.",
     "",
@@ -1982,6 +2052,11 @@ def main():
     h.add_argument("--helper", help="actiond-test-helper (serve-fifo): adds the host command-start figures")
     h.add_argument("--command-holds", type=int, default=200)
     h.add_argument("--command-rounds", type=int, default=2)
+    h.add_argument("--mqtt", help="directory of actiond and actiond-mqtt: adds the MQTT round trip")
+    h.add_argument("--mqtt-n", type=int, default=300, help="commands per MQTT round-trip set-up")
+    mh = sub.add_parser("mqtt-host", help="the MQTT round trip on the host alone (printed)")
+    mh.add_argument("--mqtt", required=True, help="directory of actiond and actiond-mqtt")
+    mh.add_argument("--mqtt-n", type=int, default=300)
     c = sub.add_parser("commands", help="the host command-start figures alone (printed, and --out)")
     c.add_argument("--helper", required=True)
     c.add_argument("--tool", required=True)
@@ -2013,7 +2088,7 @@ def main():
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
     {"host": host, "abuse": abuse, "admission": admission_only, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
-     "report": report}[args.command](args)
+     "mqtt-host": mqtt_host_only, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

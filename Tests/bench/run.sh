@@ -8,7 +8,8 @@
 #
 #   Tests/bench/run.sh    (from the environment: BENCH_N, BENCH_IDLE_S, BENCH_BLAST,
 #                          BENCH_ABUSE_N, BENCH_GESTURE_N, BENCH_HOLD_MS; BENCH_LOADED=0 skips the loaded
-#                          boot, BENCH_LOADED_N its samples per figure, default 200)
+#                          boot, BENCH_LOADED_N its samples per figure, default 200; BENCH_MQTT_N the
+#                          MQTT round trip's commands per set-up, default 300)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,8 +34,9 @@ cc -O2 -Wall -Wextra -Werror -static -o "$out/benchtool" "$here/benchtool.c"
 # The MQTT subscriber of 07-mqtt: libmosquitto is shared only (libmosquitto-dev, mk/mqtt.mk).
 cc -O2 -Wall -Wextra -Werror -o "$out/benchmqtt" "$here/benchmqtt.c" $(pkg-config --cflags --libs libmosquitto)
 
-python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
-  --helper "$bin/actiond-test-helper" --out "$out/host.json"
+# Debian's python3: the MQTT round trip's client is python3-paho-mqtt (Tests/mqtt/bench_bridge.py).
+/usr/bin/python3 "$here/bench.py" host --actiond "$bin/actiond" --core "$bin/actiond-bench" --tool "$out/benchtool" \
+  --helper "$bin/actiond-test-helper" --mqtt "$bin" --mqtt-n "${BENCH_MQTT_N:-300}" --out "$out/host.json"
 BENCH_HOLD_MS=${BENCH_HOLD_MS:-100} "$here/vm.sh" "$bin" "$out/benchtool" "$out/vm"
 python3 "$here/bench.py" vm --serial "$out/vm/serial.log" --hold-ms "${BENCH_HOLD_MS:-100}" \
   --vm-info "$out/vm/info.json" --out "$out/vm.json"

@@ -13,9 +13,19 @@ public enum EventName: String, Hashable, Sendable, CaseIterable {
 }
 
 /// Where a perform came from: a hold on a button, or a `perform` request on the socket.
-public enum PerformSource: String, Hashable, Sendable {
-  case button
-  case socket
+///
+/// An open set, like ``ProtocolErrorCode``: a newer daemon may name a source this version
+/// does not know (protocol.md, Versioning), which reads as itself and compares unequal to
+/// both constants, rather than making its whole event unreadable.
+public struct PerformSource: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+  public var rawValue: String
+  public init(rawValue: String) { self.rawValue = rawValue }
+  public var description: String { rawValue }
+
+  /// A gesture of a button (`gesture` says which).
+  public static let button = PerformSource(rawValue: "button")
+  /// A `perform` request on the socket.
+  public static let socket = PerformSource(rawValue: "socket")
 }
 
 /// One gesture's hint, as `pressed` and `released` list them: what that gesture of the
@@ -304,19 +314,15 @@ public enum Event: Hashable, Sendable {
     let n = try r.string("event")
     guard let name = EventName(rawValue: n) else { throw .badRequest("unknown event \"\(n)\"") }
     r = try FieldReader(json, context: "event \"\(n)\"")
+    // A source this version does not know (a newer daemon's) is read as it is.
     func source(_ r: inout FieldReader) throws(ProtocolError) -> PerformSource {
-      let s = try r.optionalString("source") ?? "button"
-      guard let src = PerformSource(rawValue: s) else {
-        throw .badRequest("field \"source\" of event \"\(n)\" must be \"button\" or \"socket\", got \"\(s)\"")
-      }
-      return src
+      PerformSource(rawValue: try r.optionalString("source") ?? PerformSource.button.rawValue)
     }
+    // Which gesture performed is information only: one this version does not know (a newer
+    // daemon's) reads as none, and the event (its control's new state) still counts.
     func gesture(_ r: inout FieldReader) throws(ProtocolError) -> Gesture? {
       guard let g = try r.optionalString("gesture") else { return nil }
-      guard let gesture = Gesture(rawValue: g) else {
-        throw .badRequest("field \"gesture\" of event \"\(n)\" is not a gesture: \"\(g)\"")
-      }
-      return gesture
+      return Gesture(rawValue: g)
     }
     func hints(_ r: inout FieldReader) throws(ProtocolError) -> [GestureHint] {
       guard let raw = r.raw("hints"), case .array(let items) = raw else { return [] }

@@ -422,6 +422,11 @@ public enum ServerMessage: Hashable, Sendable {
     case "event":
       let name = try r.string("event")
       guard EventName(rawValue: name) != nil else { return .unknownEvent(name: name, json: value) }
+      // An assignment to a gesture this version does not know (a newer daemon's) cannot be
+      // placed on its button: it is passed on like an event this version does not know.
+      if name == EventName.assigned.rawValue, let g = value["gesture"]?.stringValue, Gesture(rawValue: g) == nil {
+        return .unknownEvent(name: name, json: value)
+      }
       return .event(try Event(json: value))
     case "error":
       let id = try r.raw("id").flatMap { v throws(ProtocolError) in try RequestID(json: v) }

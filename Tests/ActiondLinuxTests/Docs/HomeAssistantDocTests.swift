@@ -183,4 +183,14 @@ import Testing
     #expect(documented.subtracting(usage).isEmpty, "not actiond-mqtt's: \(documented.subtracting(usage))")
     #expect(man.contains(BridgeSettings.defaultConfigPath))
   }
+
+  /// "What commands do" names the bridge's own limits on waiting commands.
+  @Test func commandLimitsAreTheCodes() {
+    let doc = Self.doc.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    let wait = "most \(BridgeModel.maxHeld) wait, over all controls"
+    #expect(doc.contains(wait), "docs/home-assistant.md does not say: \(wait)")
+    let limit = "each at most \(BridgeModel.holdLimit.milliseconds / 1000) s"
+    #expect(doc.contains(limit), "docs/home-assistant.md does not say: \(limit)")
+    #expect(doc.contains("one at a time per control"))
+  }
 }
