@@ -17,7 +17,7 @@ SHELL := /bin/bash
 #                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`)
 #   vm/SUITE/           Debian SUITE's kernel and udev, unpacked (Tests/vm/fetch.sh; SUITE is
 #                       this machine's release for test-vm, test-systemd, test-static, and
-#                       trixie for test-deb-debian13, with its guest root), ~0.2-0.5 GB each
+#                       trixie for test-deb-debian13, with its guest root), ~0.5-0.65 GB each
 #   vm/bookworm-arm64/  test-arm64's guest: Debian 12's arm64 kernel, udev, libraries (~0.1 GB)
 # Keyed by what the content depends on (a Debian suite, a compiler version), so machines of
 # two releases may share one (CI's fresh roots do: scripts/fresh-root, FRESH_CACHE). Every
