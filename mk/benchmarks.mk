@@ -3,7 +3,7 @@
 # minimal C reactor, timerfd, posix_spawn) and the peers (triggerhappy, a python-evdev
 # script) on the real evdev path in the VM, on an idle host and again with one host core
 # busy (stress-ng), plus host figures; regenerates
-# docs/benchmarks.md and its plots (docs/benchmarks/*.png). See Tests/bench/README.md.
+# docs/benchmarks.md, docs/benchmarks-notebook.md and their plots (docs/benchmarks/*.png). See Tests/bench/README.md.
 # Measures only: nothing here fails on a slow figure. About 37 minutes on the 2-core
 # development host (2,246 s on 2026-12-01, builds included; the loaded boot about 8 of them).
 #

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Everything of `make bench-peers` (mk/benchmarks.mk): release binaries, the host figures,
 # one VM boot with the bench scenarios on an otherwise idle host, a second boot of the same
-# scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md and
-# its plots. Measures only; it fails when a measurement could not be taken, never because a
+# scenarios while `stress-ng --cpu 1` keeps one host core busy, then docs/benchmarks.md (the
+# summary), docs/benchmarks-notebook.md (every figure, the method, the experiments) and the plots. Measures only; it fails when a measurement could not be taken, never because a
 # figure is slow.
 #
 #   Tests/bench/run.sh    (from the environment: BENCH_N, BENCH_IDLE_S, BENCH_BLAST,
@@ -75,5 +75,5 @@ if [[ ${BENCH_LOADED:-1} != 0 ]]; then
 fi
 
 python3 "$here/bench.py" report --host "$out/host.json" --vm "$out/vm.json" "${loaded[@]}" \
-  --doc docs/benchmarks.md --plots docs/benchmarks
-echo "bench: done in $(($(date +%s) - start)) s: docs/benchmarks.md, docs/benchmarks/*.png"
+  --doc docs/benchmarks.md --notebook docs/benchmarks-notebook.md --plots docs/benchmarks
+echo "bench: done in $(($(date +%s) - start)) s: docs/benchmarks.md, docs/benchmarks-notebook.md, docs/benchmarks/*.png"

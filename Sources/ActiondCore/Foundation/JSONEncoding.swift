@@ -4,7 +4,7 @@
 ///
 /// It writes UTF-8 bytes, not `String`s: every announcement is encoded on the way from a
 /// key's event to its subscribers, and appending to a `String` scalar by scalar cost most
-/// of the daemon's work between a hold's deadline and its command (docs/benchmarks.md,
+/// of the daemon's work between a hold's deadline and its command (docs/benchmarks-notebook.md,
 /// "The deadline turn, traced"). Runs of bytes that need no escape are copied at once.
 public enum JSONEncoding {
   /// One line, no insignificant white space, members in their stored order.

@@ -105,7 +105,7 @@ public struct ClientRateLimits: Sendable, Equatable {
   }
 
   /// The daemon's figures (docs/protocol.md states them; a docs test checks them). Chosen
-  /// by measurement (docs/benchmarks.md, "Rate limits per client"): on the one-vCPU guest a
+  /// by measurement (docs/benchmarks-notebook.md, "Rate limits per client"): on the one-vCPU guest a
   /// connection costs the daemon about 5 ms of CPU from accept to close, so the accept rate
   /// decides most of what 50 abusive clients cost; 64 pipelined requests and 128 accepts
   /// per second left the daemon as busy as without limits, these figures cut its CPU by a

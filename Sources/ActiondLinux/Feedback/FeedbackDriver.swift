@@ -7,7 +7,7 @@ import ActiondCore
 /// the engine handles a deadline (``holdWrites()``/``flushWrites()``): then they wait
 /// until the engine is done, still in that turn, so that the hold's command starts first.
 /// Taking a sysfs LED from its trigger waits for the kernel (an RCU grace period, measured
-/// 9–30 ms under TCG: docs/benchmarks.md), and the command must not wait for that. Their
+/// 9–30 ms under TCG: docs/benchmarks-notebook.md), and the command must not wait for that. Their
 /// one deadline is one timer on the daemon's loop, armed only while a timed step runs.
 ///
 /// A light that cannot be written (device gone, no permission) is logged once, when it

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 / issue 13 item 14), one boot: reactor variants, actiond variants, abuse;
 # the hand-written section "The C reactor with actiond's deadline work, and under the same
-# abuse" of docs/benchmarks.md. Not part of `make bench`: copy it into Tests/vm/bench/, then
+# abuse" of docs/benchmarks-notebook.md. Not part of `make bench`: copy it into Tests/vm/bench/, then
 #   BENCH_ONLY=05-exp-lat BENCH_N=200 Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
 # (set EXP_BOOT=1 below for the first boot's sequence; BENCH_EXTRA_BINS for its variant build
 # actiond-lb). The pause phases (ACTIOND_LOW_PAUSE_US) need the trial build described there;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14, issue 15 item 5), one boot: the clients' quiet around a
 # deadline, alternating within one daemon, and CLOCK_MONOTONIC stamps of the deadline turn;
-# docs/benchmarks.md, hand-written section "The clients' quiet around a deadline". Not part
+# docs/benchmarks-notebook.md, hand-written section "The clients' quiet around a deadline". Not part
 # of `make bench`. It needs the trial build of Tests/bench/experiments/06-quiet-trial.patch
 # (never committed to the sources: it reads ACTIOND_EXP_QUIET=BEFORE_US,AFTER_US,
 # ACTIOND_EXP_ALT (quiet only for deadlines on an even millisecond, so both halves of one

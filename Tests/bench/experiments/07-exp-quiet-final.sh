@@ -2,7 +2,7 @@
 # Experiment (issue 13 item 14), one boot: the build with the clients' quiet (the guest's
 # actiond) against the build before it (actiond-base, given with BENCH_EXTRA_BINS),
 # interleaved rounds, idle and under the 50 abusers, with the C reactor + subscriber idle
-# and under the same abuse in each round; docs/benchmarks.md, hand-written section "The
+# and under the same abuse in each round; docs/benchmarks-notebook.md, hand-written section "The
 # clients' quiet around a deadline". Not part of `make bench`:
 #   cp Tests/bench/experiments/07-exp-quiet-final.sh Tests/vm/bench/
 #   BENCH_ONLY=07-exp-quiet-final BENCH_N=100 BENCH_ABUSE_N=100 BENCH_EXTRA_BINS=/tmp/actiond-base \

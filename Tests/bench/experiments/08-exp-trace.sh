@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: a scheduler trace (ftrace sched_switch and
 # sched_wakeup, CLOCK_MONOTONIC) of 30 of actiond's holds under the 50 abusers, to see which
-# tasks run between a deadline and the subscriber's read of `held`; docs/benchmarks.md,
+# tasks run between a deadline and the subscriber's read of `held`; docs/benchmarks-notebook.md,
 # hand-written section "The clients' quiet around a deadline". Not part of `make bench`:
 #   cp Tests/bench/experiments/08-exp-trace.sh Tests/vm/bench/
 #   BENCH_ONLY=08-exp-trace Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR

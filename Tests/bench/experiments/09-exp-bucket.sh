@@ -4,7 +4,7 @@
 # before it (actiond-base, given with BENCH_EXTRA_BINS), interleaved rounds, idle and under
 # the 50 abusers, with the C reactor + subscriber under the same abuse after each abused
 # series, and the daemon's CPU ticks (USER_HZ) during its abused holds (boots 1 and 3 of
-# docs/benchmarks.md, hand-written section "Rate limits per client"). Not part of `make bench`:
+# docs/benchmarks-notebook.md, hand-written section "Rate limits per client"). Not part of `make bench`:
 #   cp Tests/bench/experiments/09-exp-bucket.sh Tests/vm/bench/
 #   BENCH_ONLY=09-exp-bucket BENCH_N=100 BENCH_ABUSE_N=100 BENCH_EXTRA_BINS=/tmp/actiond-base \
 #     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR

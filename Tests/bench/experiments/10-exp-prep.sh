@@ -3,7 +3,7 @@
 # (10-stamps-trial.py applied to a copy of the tree, never committed to Sources) of
 # the build before (actiond-stampA) and, when given, of the build with argv/envp prepared
 # at configuration load (actiond-stampB), interleaved rounds of idle holds. Both in
-# BENCH_EXTRA_BINS. docs/benchmarks.md, hand-written section "Rate limits per client".
+# BENCH_EXTRA_BINS. docs/benchmarks-notebook.md, hand-written section "Rate limits per client".
 #   cp Tests/bench/experiments/10-exp-prep.sh Tests/vm/bench/
 #   BENCH_ONLY=10-exp-prep BENCH_N=100 BENCH_EXTRA_BINS="/tmp/actiond-stampA /tmp/actiond-stampB" \
 #     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR

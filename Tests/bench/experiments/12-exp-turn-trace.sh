@@ -4,7 +4,7 @@
 # (`reactor --subscriber --noblock`), two interleaved rounds, to see where actiond's command
 # start loses time between the hold deadline and the command's first instruction: which
 # task runs when, the spawner's system calls in that window, the child's clone, exec and
-# first run. docs/benchmarks.md, hand-written section "The deadline turn, traced". Not part
+# first run. docs/benchmarks-notebook.md, hand-written section "The deadline turn, traced". Not part
 # of `make bench`:
 #   cp Tests/bench/experiments/12-exp-turn-trace.sh Tests/vm/bench/
 #   BENCH_ONLY=12-exp-turn-trace BENCH_N=40 [BENCH_EXTRA_BINS="/tmp/actiond-a ..."] \

@@ -3,7 +3,7 @@
 # hold's command at its key-down (the guest's actiond) against the build before it
 # (actiond-base, given with BENCH_EXTRA_BINS), interleaved rounds of idle holds with the C
 # reactor doing the same deadline work in each round, then one round of each under the 50
-# abusers with that reactor under the same abuse; docs/benchmarks.md, hand-written section
+# abusers with that reactor under the same abuse; docs/benchmarks-notebook.md, hand-written section
 # "A hold's command readied at its key-down". Not part of `make bench`:
 #   cp Tests/bench/experiments/14-exp-prepared.sh Tests/vm/bench/
 #   BENCH_ONLY=14-exp-prepared BENCH_N=100 BENCH_ABUSE_N=100 BENCH_EXTRA_BINS=/tmp/actiond-base \

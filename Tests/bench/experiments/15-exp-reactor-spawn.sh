@@ -3,7 +3,7 @@
 # reactor doing actiond's deadline work with its bare posix_spawn (`--subscriber --noblock`)
 # against the same with actiond's posix_spawn (`--spawn`: own process group, signals reset,
 # output pipes, /dev/null, closefrom, chdir, readied at the key-down) and actiond itself,
-# interleaved rounds of idle holds; docs/benchmarks.md, hand-written section "A hold's
+# interleaved rounds of idle holds; docs/benchmarks-notebook.md, hand-written section "A hold's
 # command readied at its key-down". Not part of `make bench`:
 #   cp Tests/bench/experiments/15-exp-reactor-spawn.sh Tests/vm/bench/
 #   BENCH_ONLY=15-exp-reactor-spawn BENCH_N=100 Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
