@@ -11,6 +11,21 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := build
 
+# ACTIOND_CACHE: the one directory under which the project keeps everything it downloads, and
+# what it makes from those downloads alone, across runs (never the build: that is .build):
+#   cross-arm64/        scripts/cross-arm64: the trixie compiler root, the arm64 sysroot and SDK
+#                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`)
+#   vm/SUITE/           Debian SUITE's kernel and udev, unpacked (Tests/vm/fetch.sh; SUITE is
+#                       this machine's release for test-vm, test-systemd, test-static, and
+#                       trixie for test-deb-debian13, with its guest root), ~0.5-0.65 GB each
+#   vm/bookworm-arm64/  test-arm64's guest: Debian 12's arm64 kernel, udev, libraries (~0.1 GB)
+# Keyed by what the content depends on (a Debian suite, a compiler version), so machines of
+# two releases may share one (CI's fresh roots do: scripts/fresh-root, FRESH_CACHE). Every
+# entry is complete or absent: a run killed halfway leaves nothing a later run takes for
+# done. `make clean` keeps it; `make clean-cache` removes it (everything is fetched again).
+ACTIOND_CACHE ?= $(CURDIR)/.cache
+export ACTIOND_CACHE
+
 SWIFT ?= swift
 CONFIGURATION ?= debug
 BUILD_FLAGS ?=
@@ -87,8 +102,7 @@ run: build
 ## test: every tier — lint, the deviceless tests, then the tiers in mk/*.mk — each run even
 ## when an earlier one failed, then a summary naming what failed and where its logs are
 ## (scripts/run-tiers; each tier's output is also in .build/test-logs/TIER.log).
-## SKIP_TIERS="tier ...": tiers left out of this run, named in its summary (CI's Debian 13
-## run leaves out the two whose guests cannot yet boot a Debian 13 userland: .ci/run says why).
+## SKIP_TIERS="tier ...": tiers left out of this run, named in its summary (CI leaves out none).
 SKIP_TIERS ?=
 test: deps
 	@$(if $(strip $(SKIP_TIERS)),echo "make test: skipping $(strip $(SKIP_TIERS)) (SKIP_TIERS)";) \
@@ -127,5 +141,12 @@ format:
 
 bench: deps $(BENCH_TIERS)
 
+## clean: the build (.build); the download cache (ACTIOND_CACHE) stays.
 clean:
 	rm -rf .build
+
+## clean-cache: the download cache, ACTIOND_CACHE (the next tier run fetches again).
+.PHONY: clean-cache
+clean-cache:
+	@case "$(abspath $(ACTIOND_CACHE))" in /|"$(abspath $(HOME))"|"") echo "clean-cache: ACTIOND_CACHE=$(ACTIOND_CACHE) is not a cache directory"; exit 1;; esac
+	rm -rf $(ACTIOND_CACHE)

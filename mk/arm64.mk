@@ -5,8 +5,8 @@
 #   make deb ARCH=arm64   .build/deb/actiond_<version>_arm64.deb and actiond-mqtt_<version>_arm64.deb
 #                         by the same debian/ packaging (dpkg-buildpackage --host-arch), with
 #                         scripts/cross-arm64's compiler (trixie's swiftlang) and bookworm
-#                         arm64 sysroot, cached in .cache/cross-arm64 (CROSS_CACHE; kept by
-#                         `make clean`, removed by `make clean-cross`)
+#                         arm64 sysroot, cached in $(ACTIOND_CACHE)/cross-arm64 (CROSS_CACHE;
+#                         kept by `make clean`, removed by `make clean-cross`)
 #   make test-arm64       that and test-deb's checks of it (make test-deb ARCH=arm64), then
 #                         Tests/vm/arm64/run.sh: the glibc floor, Debian 13's libraries, udev
 #                         and the real actiond on a gpio-keys button of qemu's `virt` board.
@@ -26,6 +26,8 @@ test-arm64: APT_PACKAGES += $(CROSS_APT_PACKAGES) qemu-system-arm cpio gzip kmod
 TEST_TIERS += test-arm64
 
 CROSS := scripts/cross-arm64
+CROSS_CACHE ?= $(ACTIOND_CACHE)/cross-arm64
+export CROSS_CACHE
 # The architecture a package build is for when it is not this machine's: ARCH= on make's
 # command line, or DEB_HOST_ARCH from dpkg-buildpackage --host-arch (debian/rules calling
 # `make release`). Empty for a native build. Only arm64 can be cross-built.
@@ -55,7 +57,7 @@ cross-prepare: deps
 cross-release: cross-prepare
 	$(CROSS) build actiond actionctl actiond-mqtt
 clean-cross:
-	rm -rf .cache/cross-arm64 .build/cross-arm64
+	rm -rf $(CROSS_CACHE) .build/cross-arm64
 
 ## test-arm64: builds the arm64 packages and applies test-deb's checks to them (make test-deb
 ## ARCH=arm64), then boots their binaries in the aarch64 VM (Tests/vm/arm64/run.sh).

@@ -33,19 +33,36 @@ DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 ## machine's packages: they are the cross sysroot's (cross-prepare). debian/rules gets what
 ## it needs of the cross build in the environment (CROSS_RUN, CROSS_SHLIBDEPS_ARGS);
 ## crossbuildcanrunhostbinaries tells debhelper that CROSS_RUN runs them for the check.
+## The packages of the sources as they are are not built twice (test-deb, then
+## test-deb-debian13, in one `make test`): DEB_STAMP holds a hash of every file git sees
+## (committed or not, ignored ones left out), the toolchain's version and the build's
+## options, written after a build; while it matches and the packages are there, `deb` says
+## so and builds nothing. Outside a git checkout it always builds.
+DEB_STAMP = $(DEB_DIR)/.built-$(DEB_ARCH)
 deb: deps $(if $(CROSS_ARCH),cross-prepare)
 	@cl=$$(dpkg-parsechangelog -S Version); \
 	[ "$$cl" = "$(DEB_VERSION)" ] || { echo "deb: debian/changelog is at $$cl, Version.swift at $(DEB_VERSION): run scripts/set-version"; exit 1; }
-	mkdir -p $(DEB_DIR)
-	rm -f $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_$(DEB_ARCH).*
+	@mkdir -p $(DEB_DIR); \
+	key=""; \
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  key=$$( { git ls-files -z -co --exclude-standard | xargs -0 sha256sum 2>/dev/null || true; \
+	    $(SWIFT) --version 2>&1; echo "$(DEB_ARCH) $(CROSS_ARCH) $(DEB_BUILD_OPTIONS)"; } | sha256sum | cut -c1-32); \
+	fi; \
+	if [ -n "$$key" ] && [ -f $(DEB_FILE) ] && [ -f $(DEB_MQTT_FILE) ] && [ "$$(cat $(DEB_STAMP) 2>/dev/null)" = "$$key" ]; then \
+	  echo "deb: $(DEB_FILE) $(DEB_MQTT_FILE): up to date, built from these very sources ($(DEB_STAMP))"; exit 0; \
+	fi; \
+	rm -f $(DEB_STAMP) $(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).* $(DEB_DIR)/actiond-*_$(DEB_VERSION)_$(DEB_ARCH).*; \
+	set -x; \
 	DEB_OUTPUT_DIR=$(CURDIR)/$(DEB_DIR) $(if $(CROSS_ARCH),CROSS_RUN='$(CROSS_RUN)' CROSS_SHLIBDEPS_ARGS='$(CROSS_SHLIBDEPS_ARGS)' \
 	  DEB_BUILD_OPTIONS='$(strip $(DEB_BUILD_OPTIONS) crossbuildcanrunhostbinaries)') \
 	  dpkg-buildpackage -b --no-sign $(if $(CROSS_ARCH),--host-arch=$(CROSS_ARCH) --no-check-builddeps) \
 	  --buildinfo-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
 	  --buildinfo-option=-u$(DEB_DIR) \
 	  --changes-file=$(DEB_DIR)/actiond_$(DEB_VERSION)_$(DEB_ARCH).changes \
-	  --changes-option=-u$(DEB_DIR)
-	@echo "deb: $(DEB_FILE) $(DEB_MQTT_FILE)"
+	  --changes-option=-u$(DEB_DIR); \
+	{ set +x; } 2>/dev/null; \
+	[ -z "$$key" ] || echo "$$key" >$(DEB_STAMP); \
+	echo "deb: $(DEB_FILE) $(DEB_MQTT_FILE)"
 
 ## test-deb: `make deb`, then what both packages hold (paths, modes, conffiles,
 ## Depends from dh_shlibdeps, maintainer scripts) and lintian (Tests/deb/test-deb.sh).
@@ -76,7 +93,7 @@ test-deb-systemd: deb
 ## systemd 257, udev, dpkg, apt and glibc 2.41, on trixie's kernel. The guest's / is a
 ## trixie root made by mmdebstrap (Tests/deb/guest-root.sh; root needed), its kernel
 ## trixie's linux-image (Tests/vm/fetch.sh --suite trixie): both cached in
-## Tests/vm/.cache/trixie (~0.3 GB; ~2 min to fetch and make once). The next version is this
+## $(ACTIOND_CACHE)/vm/trixie (~0.3 GB; ~2 min to fetch and make once). The next version is this
 ## package repacked with a newer version (systemd.sh's repack_next says what that proves
 ## and what it cannot). About 4 minutes with the cache, most of it dpkg and the maintainer
 ## scripts' systemctl and perl under TCG.

@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 vmdir="$repo/Tests/vm"
-cache="$vmdir/.cache"
+cache=$("$vmdir/cache-dir.sh")
 bin=${1:?usage: vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR}
 tool=${2:?}
 out=${3:?}
@@ -29,8 +29,10 @@ kroot=$(realpath "$cache/kernel/root")
 # through /bin/sh, which on Debian is dash: the host's (Debian's) dash goes in too.
 thd="$cache/triggerhappy/root/usr/sbin/thd"
 if [[ ! -x $thd ]]; then
-  rm -rf "$cache/triggerhappy" && mkdir -p "$cache/triggerhappy"
-  (cd "$cache/triggerhappy" && apt-get download triggerhappy >/dev/null && dpkg-deb -x triggerhappy_*.deb root)
+  # Made beside and renamed: a run killed halfway leaves no thd that looks complete.
+  rm -rf "$cache/triggerhappy" "$cache/triggerhappy.tmp" && mkdir -p "$cache/triggerhappy.tmp"
+  (cd "$cache/triggerhappy.tmp" && apt-get download triggerhappy >/dev/null && dpkg-deb -x triggerhappy_*.deb root)
+  mv "$cache/triggerhappy.tmp" "$cache/triggerhappy"
 fi
 [[ -x $thd ]] || { echo "vm.sh: no thd in Debian's triggerhappy package" >&2; exit 1; }
 

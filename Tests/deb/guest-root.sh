@@ -10,7 +10,10 @@
 # a tmpfs, so the cached root is never changed.
 #
 # Cached in CACHE_DIR/root-<hash of suite and package list> (about 180 MB, ~45 s to make);
-# a new package list makes a new root and removes the other ones. Prints the root's path.
+# a new package list makes a new root. The package lists of one version differ by the
+# machine that built the packages (libssl3 on Debian 12, libssl3t64 on 13), so several roots
+# are kept (CI's two fresh roots share the cache); one unused for 14 days is removed (a use
+# touches its .complete). Prints the root's path.
 # Needs root (mmdebstrap's root mode: the files must be owned by their real users, as dpkg
 # made them, for the guest's systemd, dbus and the package's scripts).
 # Usage: Tests/deb/guest-root.sh SUITE CACHE_DIR PACKAGE.deb...
@@ -36,11 +39,14 @@ pkgs=$(tr ' ' '\n' <<<"$pkgs" | sort -u | tr '\n' ' ')
 pkgs=${pkgs% }
 key=$(printf '%s\n%s\n' "$suite" "$pkgs" | sha256sum | cut -c1-12)
 root=$cache/root-$key
+mkdir -p "$cache"
+# Two runs on one cache (checkouts sharing ACTIOND_CACHE) take turns (fetch.sh's lock).
+exec 9>"$cache/.lock"
+flock 9
 if [ ! -e "$root/.complete" ]; then
   [ "$(id -u)" = 0 ] || die "making the $suite root needs root (mmdebstrap)"
   command -v mmdebstrap >/dev/null || die "needs mmdebstrap (apt-get install mmdebstrap)"
-  mkdir -p "$cache"
-  rm -rf "$cache"/root-* "$cache/root.sources"
+  rm -rf "$root" "$root.tmp" "$cache/root.sources"
   "$top/Tests/vm/suite-sources.sh" "$suite" "$cache/root.sources"
   echo "guest-root.sh: making the $suite root: $pkgs" >&2
   t=$(date +%s)
@@ -55,4 +61,9 @@ if [ ! -e "$root/.complete" ]; then
   touch "$root/.complete"
   echo "guest-root.sh: $suite root made in $(($(date +%s) - t)) s ($(du -sm "$root" | cut -f1) MB)" >&2
 fi
+touch "$root/.complete"
+find "$cache" -maxdepth 2 -path "$cache/root-*/.complete" -mtime +14 -printf '%h\n' | while read -r old; do
+  rm -rf "$old"
+done
+rm -rf "$cache"/root-*.tmp   # what a killed run left
 echo "$root"

@@ -14,15 +14,16 @@
 #   (9p, read-only: on Debian 12, systemd 252, dpkg, apt) below a tmpfs, so dpkg can
 #   install into it; /var/lib/dpkg is this machine's database below a tmpfs too, so the
 #   package's dependencies (libevdev2, libudev1, systemd) are installed as far as apt and
-#   dpkg are concerned, because they are. Debian's udev (Tests/vm/.cache, unpacked into
+#   dpkg are concerned, because they are. Debian's udev (the VM tier's cache, unpacked into
 #   the overlay) runs as systemd-udevd.service. /usr/local is an empty tmpfs: nothing of
 #   `make install` or of the Swift toolchain is visible. The kernel is the VM tier's
 #   (Tests/vm/fetch.sh: this machine's suite's).
 # - with --suite SUITE (e.g. trixie: Debian 13, systemd 257), a Debian root of that suite
 #   (Tests/deb/guest-root.sh: mmdebstrap, cached) is the guest's whole / below a tmpfs
-#   (9p, read-only), and the kernel is that suite's (Tests/vm/fetch.sh --suite, cached in
-#   Tests/vm/.cache/SUITE): the guest is that Debian release, whatever this machine is
-#   (in CI, Debian 12 or 13), and the package built here must install on it.
+#   (9p, read-only), and the kernel is that suite's (Tests/vm/fetch.sh --suite; both cached
+#   in $ACTIOND_CACHE/vm/SUITE, Tests/vm/cache-dir.sh): the guest is that Debian release,
+#   whatever this machine is (in CI, Debian 12 or 13), and the package built here must
+#   install on it.
 #
 # Usage: Tests/deb/systemd.sh [--suite SUITE] [--next-from-previous] PREVIOUS.deb [NEXT.deb]
 # actiond-mqtt is PREVIOUS.deb's sibling actiond-mqtt_<its version>_<arch>.deb (make deb
@@ -34,7 +35,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-cache=$top/Tests/vm/.cache
 usage="usage: systemd.sh [--suite SUITE] [--next-from-previous] PREVIOUS.deb [NEXT.deb]"
 suite= repack=0
 while [ $# -gt 0 ]; do
@@ -56,10 +56,11 @@ prev_mqtt=$(dirname "$prev")/actiond-mqtt_${prev##*/actiond_}
 # The guest is Debian's amd64 kernel under qemu-system-x86_64 running amd64 binaries built here.
 [ "$(dpkg-architecture -qDEB_HOST_ARCH)" = amd64 ] || die "the VM tier boots an amd64 guest: amd64 machines only"
 if [ -n "$suite" ]; then
-  cache=$cache/$suite
+  cache=$("$top/Tests/vm/cache-dir.sh" "$suite")
   "$top/Tests/vm/fetch.sh" "$cache" --suite "$suite" >/dev/null
   guest_root=$(realpath "$("$here/guest-root.sh" "$suite" "$cache" "$prev" "$prev_mqtt")")
 else
+  cache=$("$top/Tests/vm/cache-dir.sh")
   "$top/Tests/vm/fetch.sh" "$cache" >/dev/null
   udevroot=$(realpath "$cache/udev/root")
 fi

@@ -11,6 +11,9 @@
 # Debian 12 machine, for a Debian 13 guest): this machine's Debian sources with the suite
 # names swapped, and a package index of their own in CACHE_DIR/apt (this machine's apt state
 # is not touched, and no root is needed).
+# A run killed halfway leaves nothing that looks complete: each .deb is downloaded into a
+# directory of its own and renamed into place, each unpacked tree is marked .complete last;
+# two runs on one cache (two checkouts sharing ACTIOND_CACHE) take turns (flock).
 # Usage: fetch.sh CACHE_DIR [--refresh] [--suite SUITE]
 set -euo pipefail
 
@@ -33,6 +36,9 @@ if ((refresh == 0)) && [[ -e $cache/kernel/.complete && -e $cache/udev/.complete
 fi
 
 die() { echo "fetch.sh: $*" >&2; exit 1; }
+exec 9>"$cache/.lock"
+flock 9
+rm -rf "$cache"/debs/.download.*   # what a killed run left
 
 # apt's options for every apt-cache / apt-get call below: none for this machine's suite.
 apt_opts=()
@@ -91,11 +97,16 @@ download() {
   if [[ ! -s $file ]]; then
     echo "fetch.sh: downloading $pkg $version" >&2
     # apt warns that the download runs unsandboxed as root; only show its output on failure.
-    if ! (cd "$cache/debs" && apt-get download -q "$pkg=$version" >"$cache/debs/apt.log" 2>&1); then
-      cat "$cache/debs/apt.log" >&2
+    local tmp
+    tmp=$(mktemp -d "$cache/debs/.download.XXXXXX")
+    if ! (cd "$tmp" && apt-get download -q "$pkg=$version" >apt.log 2>&1); then
+      cat "$tmp/apt.log" >&2
+      rm -rf "$tmp"
       die "apt-get download $pkg=$version failed"
     fi
-    [[ -s $file ]] || die "apt-get download did not produce $file"
+    [[ -s $tmp/${file##*/} ]] || { rm -rf "$tmp"; die "apt-get download did not produce ${file##*/}"; }
+    mv "$tmp/${file##*/}" "$file"
+    rm -rf "$tmp"
   fi
   echo "$file"
 }

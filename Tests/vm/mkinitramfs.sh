@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the initramfs the VM tier boots: busybox-static, the kernel modules the scenarios need
 # (with their dependencies), Debian's udev unpacked, the given binaries with every library
-# `ldd` resolves for them (the Swift runtime included), udev rules, the guest /init, lib.sh and
+# `ldd` resolves for them (the Swift runtime included) and every library their ELF dlopen notes
+# name (dlopen-notes.py: Debian 13's udev dlopens libkmod), udev rules, the guest /init, lib.sh and
 # the scenarios of one batch. --module adds a kernel module (with its dependencies) to the
 # fixed set, for a batch that needs it (virtio_net: the NIC of a `# needs: net` batch); the
 # scenario that needs it loads it.
@@ -60,9 +61,16 @@ done
 # Copies FILE's shared libraries (as ldd resolves them on this host) to the same paths in the
 # image, plus the dynamic loader. The guest has no ld.so.cache: each library must sit in a
 # default directory or in the binary's RUNPATH, which keeping host paths guarantees.
+# Then the libraries FILE and those load with dlopen(), which no NEEDED entry names: systemd
+# 256 and later (Debian 13's udev) dlopen libkmod for the kmod builtin that loads a device's
+# module, and more. They list them in ELF dlopen notes (dlopen-notes.py says how); each
+# listed library this host has is copied the same way, with its own libraries and notes (a
+# "required" one it lacks is an error; the others are features the guest then lacks, as a
+# system without them does).
+declare -A noted=()
 copy_libraries() {
   local file=$1 line lib
-  local output
+  local output libs=("$file")
   output=$(ldd "$file" 2>&1) || { [[ $output == *"not a dynamic executable"* ]] && return 0; die "ldd $file: $output"; }
   if grep -q 'not found' <<<"$output"; then
     die "libraries of $file not found on this host:"$'\n'"$(grep 'not found' <<<"$output")"
@@ -73,10 +81,21 @@ copy_libraries() {
       *"=> /"*) lib=${line#*=> }; lib=${lib%% (*} ;;
       /*) lib=${line%% (*} ;;
     esac
-    [[ -n $lib && ! -e $root$lib ]] || continue
+    [[ -n $lib ]] || continue
+    [[ -n ${noted[$lib]:-} ]] || libs+=("$lib")
+    [[ ! -e $root$lib ]] || continue
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
   done <<<"$output"
+  local dlopened
+  dlopened=$(python3 "$here/dlopen-notes.py" --resolve "${libs[@]}") || die "dlopen notes of $file (above)"
+  for lib in "${libs[@]}"; do noted[$lib]=1; done
+  for lib in $dlopened; do
+    [[ ! -e $root$lib ]] || continue
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+    copy_libraries "$lib"
+  done
 }
 copy_libraries "$udevadm"
 

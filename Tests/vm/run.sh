@@ -5,7 +5,7 @@
 #   Tests/vm/run.sh [--jobs N] [--no-build] [--keep] [SCENARIO...]
 #
 # Builds the package's executables (unless --no-build), fetches Debian's kernel and udev into
-# Tests/vm/.cache (once), builds one initramfs per batch of scenarios, boots each batch once
+# $ACTIOND_CACHE/vm/<this release> (once; cache-dir.sh), builds one initramfs per batch of scenarios, boots each batch once
 # (N batches in parallel, default 1: TCG uses one host core per VM), and prints PASS/FAIL per
 # scenario; a failure prints that scenario's serial output and logs. SCENARIO is a name or
 # prefix under Tests/vm/scenarios (e.g. 01 or 01-uinput-gpio-hold); default: all.
@@ -16,7 +16,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-cache="$here/.cache"
+cache=$("$here/cache-dir.sh")
 out="$repo/.build/vm"
 jobs=${VM_JOBS:-1}
 build=1

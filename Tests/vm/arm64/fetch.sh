@@ -9,7 +9,8 @@
 # touched: apt runs with a private state directory whose only architecture is
 # arm64, so `dpkg --add-architecture` is not needed.
 #
-# Usage: fetch.sh CACHE_DIR     (prints nothing but progress on stderr)
+# Usage: fetch.sh CACHE_DIR     (prints nothing but progress on stderr; CACHE_DIR is
+#                               $ACTIOND_CACHE/vm/bookworm-arm64 for test-arm64)
 # Leaves in CACHE_DIR:
 #   kernel/Image        the kernel (gzip'ed arm64 Image; qemu unpacks it)
 #   kernel/root/        the unpacked kernel package, depmod'ed
@@ -20,6 +21,10 @@ cache=${1:?usage: fetch.sh CACHE_DIR}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 die() { echo "arm64/fetch.sh: $*" >&2; exit 1; }
+# Two runs on one cache (checkouts sharing ACTIOND_CACHE) take turns; a run killed halfway
+# leaves no .complete-2, and the next one starts over with a new download directory.
+exec 9>"$cache/.lock"
+flock 9
 
 apt_dir=$cache/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$cache/debs"
@@ -63,7 +68,9 @@ if [[ ! -e $cache/.complete-2 ]]; then
   [[ -n $kpkg ]] || die "cannot resolve linux-image-arm64"
   pkgs="$kpkg udev busybox-static $actiond_libs $(packages_closure | tr '\n' ' ')"
   echo "arm64/fetch.sh: downloading $pkgs" >&2
-  (cd "$cache/debs" && apt-get "${apt_opts[@]}" download $pkgs >/dev/null) || die "apt-get download failed"
+  rm -rf "$cache/debs.tmp" && mkdir -p "$cache/debs.tmp"
+  (cd "$cache/debs.tmp" && apt-get "${apt_opts[@]}" download $pkgs >/dev/null) || die "apt-get download failed"
+  rm -rf "$cache/debs" && mv "$cache/debs.tmp" "$cache/debs"
 
   rm -rf "$cache/kernel" "$cache/sysroot"
   mkdir -p "$cache/kernel/root" "$cache/sysroot"

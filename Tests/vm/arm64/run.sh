@@ -22,11 +22,11 @@
 # binaries against Debian 13's arm64 libraries under qemu-aarch64 (user mode).
 #
 # Usage: Tests/vm/arm64/run.sh PATH/actiond_VERSION_arm64.deb [--keep]   (--keep: leave the work directory)
-# Downloads are cached in Tests/vm/.cache/arm64 (about 70 MB, once) and by scripts/cross-arm64.
+# Downloads are cached in $ACTIOND_CACHE/vm/bookworm-arm64 (about 70 MB, once) and by scripts/cross-arm64.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-cache=$top/Tests/vm/.cache/arm64
+cache=$("$top/Tests/vm/cache-dir.sh" bookworm-arm64)
 timeout_s=${ARM64_TIMEOUT:-600}   # a hang guard: generous for a loaded host
 deb=${1:?usage: run.sh PATH/actiond_VERSION_arm64.deb [--keep]}
 keep=0; [[ ${2:-} == --keep ]] && keep=1

@@ -91,8 +91,9 @@ udevadm control --reload
 udevadm test "/sys/class/input/${node_b#/dev/input/}" >udev-test.log 2>&1 || true
 expect_line udev-test.log '69-actiond-local.rules'
 expect_no_line udev-test.log '69-actiond-local.rules.*([Ii]nvalid|[Ee]rror)'
-expect_line udev-test.log '^CURRENT_TAGS=.*:actiond:'
-expect_line udev-test.log '^CURRENT_TAGS=.*:uaccess:'
+# udev 252 prints the properties flush left, 257 indented under "Properties:".
+expect_line udev-test.log '^ *CURRENT_TAGS=.*:actiond:'
+expect_line udev-test.log '^ *CURRENT_TAGS=.*:uaccess:'
 udevadm trigger --subsystem-match=input --action=change
 udevadm settle --timeout=10
 SYSTEMD_PAGER=cat udevadm info "$node_b" >udev-b.log

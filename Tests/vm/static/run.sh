@@ -14,7 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-cache=$top/Tests/vm/.cache
+cache=$("$top/Tests/vm/cache-dir.sh")
 die() { echo "test-static: FAIL: $*" >&2; exit 1; }
 
 "$top/Tests/vm/fetch.sh" "$cache" >/dev/null
