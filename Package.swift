@@ -114,9 +114,15 @@ let package = Package(
       dependencies: ["ActiondCore", "CAllocCounter"],
       swiftSettings: strictSettings
     ),
+    // Recording fakes of the adapters' protocols, for tests only: no product links it.
+    .target(
+      name: "ActiondTesting",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "ActiondCoreTests",
-      dependencies: ["ActiondCore"],
+      dependencies: ["ActiondCore", "ActiondTesting"],
       resources: [.copy("Scenarios")],
       swiftSettings: strictSettings
     ),
@@ -127,7 +133,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ActiondLinuxTests",
-      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CEvdev"],
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondTesting", "CActiondShim", "CEvdev"],
       swiftSettings: strictSettings
     ),
   ]

@@ -93,16 +93,6 @@ public final class Logger {
   }
 }
 
-/// Keeps every record, for tests.
-public final class RecordingLogSink: LogSink {
-  public private(set) var records: [LogRecord] = []
-  public init() {}
-  public func write(_ record: LogRecord) { records.append(record) }
-  /// Records with `event`.
-  public func records(event: String) -> [LogRecord] { records.filter { $0.event == event } }
-  public func removeAll() { records.removeAll() }
-}
-
 /// Formats a record as one text line (no newline), the same on a terminal and in the journal:
 /// `message event=button-pressed button=action hint="Hold to Start"`.
 public enum LogLineFormat {

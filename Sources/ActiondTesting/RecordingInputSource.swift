@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// An ``InputSource`` without devices, for engine and daemon tests: it records the
 /// calls made to it and delivers whatever events the test emits.
 public final class RecordingInputSource: InputSource {
