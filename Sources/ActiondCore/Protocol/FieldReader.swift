@@ -85,15 +85,6 @@ struct FieldReader {
     return b
   }
 
-  /// A member that must be present and is `true`, `false` or `null` (a tri-state value).
-  mutating func nullableBool(_ key: String) throws(ProtocolError) -> Bool? {
-    used.insert(key)
-    guard let v = object[key] else { throw missing(key) }
-    if v.isNull { return nil }
-    guard let b = v.boolValue else { throw mismatch(key, "true, false or null", v) }
-    return b
-  }
-
   mutating func optionalInteger(_ key: String) throws(ProtocolError) -> Int64? {
     guard let v = try present(key, "an integer") else { return nil }
     guard let i = v.integerValue else { throw mismatch(key, "an integer", v) }
