@@ -3,15 +3,19 @@
 //
 // actiond: the iPhone Action button and iOS 18 Controls for any Linux key or GPIO button.
 //
-// Layout (see README.md):
-//   ActiondCore   pure logic: recognizer, control model, hints, configuration, wire codec, engine.
-//                 No Glibc, libevdev, sockets or file I/O, so every rule is testable without a device.
-//   ActiondLinux  Linux adapters behind small protocols: epoll loop, timerfd, signalfd, libevdev,
-//                 libudev, Unix sockets, child processes, files, sd_notify.
-//   CActiondShim  what `import Glibc` lacks (epoll, timerfd, signalfd, ucred, CMSG_*, ...).
-//   CEvdev/CUdev  system libraries through pkg-config.
-//   ActiondMQTT   actiond-mqtt's adapters: libmosquitto (CMosquitto) and actiond's socket on the loop.
-//   actiond, actionctl, actiond-mqtt  thin executables that only wire things together.
+// Layout (see README.md and docs/architecture.md, The modules): modules by program.
+//   ActiondCore    pure logic: recognizer, control model, hints, configuration, wire codec, engine.
+//                  No Glibc, libevdev, sockets or file I/O, so every rule is testable without a device.
+//   ActiondLinux   Linux adapters behind small protocols: epoll loop, timerfd, signalfd, libevdev,
+//                  libudev, Unix sockets, child processes, files, sd_notify.
+//   CActiondShim   what `import Glibc` lacks (epoll, timerfd, signalfd, ucred, CMSG_*, ...).
+//   CEvdev/CUdev   system libraries through pkg-config.
+//   ActiondDaemon  the daemon's program: its command line and the wiring of adapters to the engine.
+//   ActionctlKit   actionctl's program: command line, socket client, rendering, watch, notifications.
+//   ActiondMQTT    actiond-mqtt's program: its pure model and its adapters, libmosquitto
+//                  (CMosquitto) and actiond's socket on the loop.
+//   ActiondTesting recording fakes for tests; no product links it.
+//   actiond, actionctl, actiond-mqtt  thin executables that only hand over to their program.
 import PackageDescription
 
 /// Every Swift target: Swift 6 language mode (package default) and warnings are errors.
@@ -62,13 +66,21 @@ let package = Package(
       dependencies: ["ActiondCore", "CActiondShim", "CEvdev", "CUdev"],
       swiftSettings: strictSettings
     ),
-    .executableTarget(
-      name: "actiond",
-      dependencies: ["ActiondCore", "ActiondLinux"],
+    // The daemon's program: its command line and the wiring of the adapters to the engine
+    // (Daemon, EffectInterpreter, RequestRouter). A library so that tests drive it whole.
+    .target(
+      name: "ActiondDaemon",
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim"],
       swiftSettings: strictSettings
     ),
-    // The MQTT / Home Assistant bridge's I/O: libmosquitto and actiond's socket on the
-    // epoll loop. Its own target so that only actiond-mqtt links libmosquitto.
+    .executableTarget(
+      name: "actiond",
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon"],
+      swiftSettings: strictSettings
+    ),
+    // The MQTT / Home Assistant bridge's program: its pure model (Model/: topics, discovery,
+    // command lanes, settings) and its I/O, libmosquitto and actiond's socket on the epoll
+    // loop. Its own target so that only actiond-mqtt links libmosquitto.
     .target(
       name: "ActiondMQTT",
       dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim", "CMosquitto"],
@@ -91,16 +103,22 @@ let package = Package(
       dependencies: ["ActiondCore", "ActiondLinux"],
       swiftSettings: strictSettings
     ),
+    // actionctl's program: command line, socket client, rendering, watch and notifications.
+    .target(
+      name: "ActionctlKit",
+      dependencies: ["ActiondCore", "ActiondLinux"],
+      swiftSettings: strictSettings
+    ),
     .executableTarget(
       name: "actionctl",
-      dependencies: ["ActiondCore", "ActiondLinux"],
+      dependencies: ["ActiondLinux", "ActionctlKit"],
       swiftSettings: strictSettings
     ),
     // Child-process fixtures for ActiondLinuxTests (e.g. a state writer killed at random
     // points); not a product, never installed.
     .executableTarget(
       name: "actiond-test-helper",
-      dependencies: ["ActiondCore", "ActiondLinux"],
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon"],
       swiftSettings: strictSettings
     ),
     // `make bench-core`: recognizer throughput and heap allocations per event. The
@@ -127,13 +145,21 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .testTarget(
+      name: "ActiondMQTTTests",
+      dependencies: ["ActiondCore", "ActiondMQTT", "ActiondTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
       name: "ActiondTestDevTests",
       dependencies: ["actiond-testdev", "ActiondCore"],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ActiondLinuxTests",
-      dependencies: ["ActiondCore", "ActiondLinux", "ActiondTesting", "CActiondShim", "CEvdev"],
+      dependencies: [
+        "ActiondCore", "ActiondLinux", "ActiondDaemon", "ActionctlKit", "ActiondMQTT", "ActiondTesting", "CActiondShim",
+        "CEvdev",
+      ],
       swiftSettings: strictSettings
     ),
   ]

@@ -7,6 +7,7 @@
 // CPU, outside the emulator; and for tests of the real daemon holding a button
 // (DaemonMomentaryStopTests). Not installed.
 import ActiondCore
+import ActiondDaemon
 import ActiondLinux
 import Glibc
 

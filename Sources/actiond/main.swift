@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // actiond: parses the command line and hands over to the library; nothing else.
 import ActiondCore
+import ActiondDaemon
 import ActiondLinux
 import Glibc
 

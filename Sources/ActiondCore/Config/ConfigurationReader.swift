@@ -3,28 +3,30 @@
 /// (not throwing) every mismatch so that validation goes on and finds all problems.
 /// Each reader returns nil when the value is absent or wrong; the caller falls back to
 /// the default and keeps going.
-final class ConfigurationReader {
-  let file: String
-  let document: JSONDocument
-  private(set) var problems: [ConfigurationProblem] = []
+package final class ConfigurationReader {
+  package let file: String
+  package let document: JSONDocument
+  package private(set) var problems: [ConfigurationProblem] = []
 
-  init(file: String, document: JSONDocument) {
+  package init(file: String, document: JSONDocument) {
     self.file = file
     self.document = document
   }
 
-  func report(_ path: JSONPath, _ message: String) {
+  package func report(_ path: JSONPath, _ message: String) {
     let location = document.location(of: path)
     problems.append(
       ConfigurationProblem(file: file, path: path, line: location?.line, column: location?.column, message: message))
   }
 
-  func line(of path: JSONPath) -> Int? { document.location(of: path)?.line }
+  package func line(of path: JSONPath) -> Int? { document.location(of: path)?.line }
 
   /// The object at `path`, after reporting duplicate and unknown members (with a
   /// "did you mean" for near misses). Reports and returns nil when it is not an object.
   /// `allowed` nil accepts any member name (maps such as `assignments`).
-  func object(_ value: JSONValue, _ path: JSONPath, allowed: [String]?, what: String = "an object") -> JSONObject? {
+  package func object(
+    _ value: JSONValue, _ path: JSONPath, allowed: [String]?, what: String = "an object"
+  ) -> JSONObject? {
     guard let object = value.objectValue else {
       report(path, "must be \(what), got \(value.typeName)")
       return nil
@@ -39,7 +41,7 @@ final class ConfigurationReader {
     return object
   }
 
-  func requireMember(_ object: JSONObject, _ key: String, _ path: JSONPath, _ what: String) -> JSONValue? {
+  package func requireMember(_ object: JSONObject, _ key: String, _ path: JSONPath, _ what: String) -> JSONValue? {
     guard let v = object[key] else {
       report(path / key, "missing (\(what))")
       return nil
@@ -47,7 +49,8 @@ final class ConfigurationReader {
     return v
   }
 
-  func string(_ value: JSONValue, _ path: JSONPath, allowEmpty: Bool = false, maxLength: Int = 4096) -> String? {
+  package func string(_ value: JSONValue, _ path: JSONPath, allowEmpty: Bool = false, maxLength: Int = 4096) -> String?
+  {
     guard let s = value.stringValue else {
       report(path, "must be a string, got \(value.typeName)")
       return nil
@@ -67,11 +70,11 @@ final class ConfigurationReader {
     return s
   }
 
-  func string(in object: JSONObject, _ key: String, _ path: JSONPath, allowEmpty: Bool = false) -> String? {
+  package func string(in object: JSONObject, _ key: String, _ path: JSONPath, allowEmpty: Bool = false) -> String? {
     object[key].flatMap { string($0, path / key, allowEmpty: allowEmpty) }
   }
 
-  func bool(in object: JSONObject, _ key: String, _ path: JSONPath) -> Bool? {
+  package func bool(in object: JSONObject, _ key: String, _ path: JSONPath) -> Bool? {
     guard let v = object[key] else { return nil }
     guard let b = v.boolValue else {
       report(path / key, "must be true or false, got \(v.typeName)")
@@ -80,7 +83,7 @@ final class ConfigurationReader {
     return b
   }
 
-  func integer(_ value: JSONValue, _ path: JSONPath, range: ClosedRange<Int64>, unit: String = "") -> Int64? {
+  package func integer(_ value: JSONValue, _ path: JSONPath, range: ClosedRange<Int64>, unit: String = "") -> Int64? {
     guard let i = value.integerValue else {
       let got = value.doubleValue != nil ? "a fraction" : value.typeName
       report(path, "must be an integer, got \(got)")
@@ -93,7 +96,7 @@ final class ConfigurationReader {
     return i
   }
 
-  func integer(
+  package func integer(
     in object: JSONObject, _ key: String, _ path: JSONPath, range: ClosedRange<Int64>, unit: String = ""
   )
     -> Int64?
@@ -102,7 +105,7 @@ final class ConfigurationReader {
   }
 
   /// An absolute path (starting with `/`).
-  func absolutePath(_ value: JSONValue, _ path: JSONPath) -> String? {
+  package func absolutePath(_ value: JSONValue, _ path: JSONPath) -> String? {
     guard let s = string(value, path) else { return nil }
     guard s.hasPrefix("/") else {
       report(path, "must be an absolute path (starting with /), got \(JSONEncoding.quoted(s))")
@@ -111,12 +114,12 @@ final class ConfigurationReader {
     return s
   }
 
-  func absolutePath(in object: JSONObject, _ key: String, _ path: JSONPath) -> String? {
+  package func absolutePath(in object: JSONObject, _ key: String, _ path: JSONPath) -> String? {
     object[key].flatMap { absolutePath($0, path / key) }
   }
 
   /// One of a fixed set of words.
-  func word<T>(_ value: JSONValue, _ path: JSONPath, _ choices: [(String, T)]) -> T? {
+  package func word<T>(_ value: JSONValue, _ path: JSONPath, _ choices: [(String, T)]) -> T? {
     let names = choices.map(\.0)
     guard let s = value.stringValue else {
       report(path, "must be one of \(names.joined(separator: ", ")), got \(value.typeName)")
@@ -130,7 +133,7 @@ final class ConfigurationReader {
   }
 
   /// A user or group: a name (`input`) or a numeric id.
-  func account(_ value: JSONValue, _ path: JSONPath) -> AccountReference? {
+  package func account(_ value: JSONValue, _ path: JSONPath) -> AccountReference? {
     switch value {
     case .string(let s):
       guard ConfigurationReader.isValidAccountName(s) else {
@@ -147,7 +150,7 @@ final class ConfigurationReader {
   }
 
   /// Like `useradd`'s default rule: `[a-z_][a-z0-9_-]*[$]?`, at most 32 characters.
-  static func isValidAccountName(_ s: String) -> Bool {
+  package static func isValidAccountName(_ s: String) -> Bool {
     var u = Array(s.utf8)
     if u.last == UInt8(ascii: "$") { u.removeLast() }
     guard let first = u.first, u.count <= 32 else { return false }

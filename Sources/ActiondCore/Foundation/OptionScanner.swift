@@ -24,7 +24,7 @@ public struct OptionScanner {
 
   /// Moves to the next argument. Returns false after the last one. Throws when the option
   /// before took no value but was given one with `=`.
-  public mutating func next() throws(DaemonOptions.UsageError) -> Bool {
+  public mutating func next() throws(UsageError) -> Bool {
     try finishCurrent()
     guard index < arguments.count else { return false }
     argument = arguments[index]
@@ -40,13 +40,13 @@ public struct OptionScanner {
 
   /// The current option's value: after its `=`, or the next argument, which must not be
   /// another option.
-  public mutating func value() throws(DaemonOptions.UsageError) -> String {
+  public mutating func value() throws(UsageError) -> String {
     if let inline {
       self.inline = nil
       return inline
     }
     guard index < arguments.count, !Self.looksLikeOption(arguments[index]) else {
-      throw DaemonOptions.UsageError(message: "option \(name) needs a value")
+      throw UsageError(message: "option \(name) needs a value")
     }
     index += 1
     return arguments[index - 1]
@@ -66,7 +66,7 @@ public struct OptionScanner {
 
   /// Checks that the last option was not given a value it does not take. Call it once the
   /// loop over ``next()`` is done (``next()`` does it for every option but the last).
-  public mutating func finish() throws(DaemonOptions.UsageError) {
+  public mutating func finish() throws(UsageError) {
     try finishCurrent()
   }
 
@@ -80,10 +80,18 @@ public struct OptionScanner {
         || (u[1] >= UInt8(ascii: "A") && u[1] <= UInt8(ascii: "Z")))
   }
 
-  private mutating func finishCurrent() throws(DaemonOptions.UsageError) {
+  private mutating func finishCurrent() throws(UsageError) {
     if inline != nil {
       inline = nil
-      throw DaemonOptions.UsageError(message: "option \(name) takes no value (got '\(argument)')")
+      throw UsageError(message: "option \(name) takes no value (got '\(argument)')")
     }
   }
+}
+
+/// A command-line mistake, reported with the usage hint and exit status 2.
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+  public var message: String
+  public var description: String { message }
+
+  public init(message: String) { self.message = message }
 }

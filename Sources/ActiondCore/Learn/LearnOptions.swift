@@ -50,7 +50,7 @@ public struct LearnOptions: Equatable, Sendable {
     """
 
   /// Parses the arguments after `learn`. Accepts `--opt value` and `--opt=value`.
-  public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> LearnOptions {
+  public static func parse(_ arguments: [String]) throws(UsageError) -> LearnOptions {
     var options = LearnOptions()
     var scan = OptionScanner(arguments)
     while try scan.next() {
@@ -64,25 +64,25 @@ public struct LearnOptions: Equatable, Sendable {
       case "--timeout":
         let text = try scan.value()
         guard let seconds = Double(text), seconds > 0, seconds < 1e9 else {
-          throw DaemonOptions.UsageError(message: "--timeout needs a positive number of seconds, got \"\(text)\"")
+          throw UsageError(message: "--timeout needs a positive number of seconds, got \"\(text)\"")
         }
         options.timeout = TimeSpan(nanoseconds: Int64(seconds * 1e9))
       case "--name":
         let v = try scan.value()
         guard ButtonConfig.isValidName(v) else {
-          throw DaemonOptions.UsageError(
+          throw UsageError(
             message: "invalid button name \"\(v)\" (letters, digits, -, _, ., starting with a letter or digit, ≤ 64)")
         }
         options.buttonName = v
       case "--help", "-h":
         options.help = true
       default:
-        throw DaemonOptions.UsageError(message: "unknown argument '\(scan.argument)' for learn")
+        throw UsageError(message: "unknown argument '\(scan.argument)' for learn")
       }
     }
     try scan.finish()
     if options.json && options.configuration {
-      throw DaemonOptions.UsageError(message: "--json and --configuration exclude each other")
+      throw UsageError(message: "--json and --configuration exclude each other")
     }
     return options
   }

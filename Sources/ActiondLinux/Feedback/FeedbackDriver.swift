@@ -12,7 +12,7 @@ import ActiondCore
 ///
 /// A light that cannot be written (device gone, no permission) is logged once, when it
 /// starts failing, not at every blink; it never disturbs the press or the intent.
-final class FeedbackDriver {
+package final class FeedbackDriver {
   private let loop: EventLoop
   private let logger: Logger
   private let factory: any FeedbackLightFactory
@@ -26,11 +26,11 @@ final class FeedbackDriver {
   private var armed: MonotonicInstant?
   private var stopped = false
   /// The number of the configuration generation it shows (0 before the first).
-  private(set) var generation: UInt64 = 0
+  package private(set) var generation: UInt64 = 0
   /// Writes held back until ``flushWrites()`` (nil: written at once).
   private var heldWrites: [FeedbackSchedulers.Action]?
 
-  init(loop: EventLoop, logger: Logger, factory: any FeedbackLightFactory) {
+  package init(loop: EventLoop, logger: Logger, factory: any FeedbackLightFactory) {
     self.loop = loop
     self.logger = logger
     self.factory = factory
@@ -40,7 +40,7 @@ final class FeedbackDriver {
   /// every light taken is given back first, the new ones start at rest. When nothing
   /// about the outputs changed (the same outputs of the same buttons at the same
   /// indices), they go on as they are: a reload does not make an indicator flicker.
-  func configure(_ generation: ConfigurationGeneration) {
+  package func configure(_ generation: ConfigurationGeneration) {
     guard !stopped else { return }
     self.generation = generation.number
     let configuration = generation.configuration
@@ -64,20 +64,20 @@ final class FeedbackDriver {
   }
 
   /// A moment of `button`, now.
-  func moment(_ moment: EventName, button: String) {
+  package func moment(_ moment: EventName, button: String) {
     guard !stopped else { return }
     apply(schedulers.moment(moment, button: button, at: loop.now()))
   }
 
   /// The value of `button`'s hold control (what its indicators show).
-  func valueChanged(button: String, isOn: Bool?) {
+  package func valueChanged(button: String, isOn: Bool?) {
     guard !stopped else { return }
     apply(schedulers.valueChanged(isOn, button: button))
   }
 
   /// `button` is now read from a (new) device: its `led` outputs show again what they
   /// show, on that device's LED (an indicator must not wait for the next change).
-  func deviceAppeared(button: String) {
+  package func deviceAppeared(button: String) {
     guard !stopped else { return }
     for i in schedulers.schedulers.indices where schedulers.buttons[i] == button {
       // A beeper or motor on the button's device binds to the new descriptor (its effect
@@ -91,7 +91,7 @@ final class FeedbackDriver {
   }
 
   /// The daemon stops: every light is given back and nothing is shown any more.
-  func stop() {
+  package func stop() {
     guard !stopped else { return }
     end()
     stopped = true
@@ -99,19 +99,19 @@ final class FeedbackDriver {
 
   /// From now until ``flushWrites()``, writes wait (the schedulers and their timer go on):
   /// the daemon holds them while the engine handles its deadline.
-  func holdWrites() {
+  package func holdWrites() {
     if heldWrites == nil { heldWrites = [] }
   }
 
   /// Writes what waited since ``holdWrites()``, in order, and writes at once again.
-  func flushWrites() {
+  package func flushWrites() {
     guard let actions = heldWrites else { return }
     heldWrites = nil
     apply(actions)
   }
 
   /// Whether a timer is armed (tests: zero wake-ups while nothing is shown).
-  var isTimerArmed: Bool { timer != nil }
+  package var isTimerArmed: Bool { timer != nil }
 
   private func end() {
     // What waited goes out first: the lights are unbound right after.

@@ -134,13 +134,13 @@ public final class SysfsLED: FeedbackLight {
   }
 
   private func read(_ attribute: String) throws(FeedbackLightError) -> String {
-    let (text, error) = EffectInterpreter.readFile(directory + "/" + attribute)
+    let (text, error) = SmallFile.read(directory + "/" + attribute)
     guard let text else { throw FeedbackLightError(error ?? "cannot read \(directory)/\(attribute)") }
     return text
   }
 
   private func write(_ attribute: String, _ value: String) throws(FeedbackLightError) {
-    if let error = EffectInterpreter.writeFile(directory + "/" + attribute, value) { throw FeedbackLightError(error) }
+    if let error = SmallFile.write(directory + "/" + attribute, value) { throw FeedbackLightError(error) }
   }
 }
 

@@ -285,7 +285,7 @@ public final class ProcessRunner: ProcessRunning {
   /// The program to exec for `name`: itself when it has a slash, else the first
   /// executable regular file named so in `path` (the command's PATH, not the daemon's;
   /// the standard one when it has none), as execvp searches.
-  static func lookUp(_ name: String, path: String?) -> Result<String, SpawnFailure> {
+  package static func lookUp(_ name: String, path: String?) -> Result<String, SpawnFailure> {
     if name.contains("/") { return .success(name) }
     let path = path ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     var denied = false

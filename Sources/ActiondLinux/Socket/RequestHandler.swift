@@ -6,6 +6,7 @@ import ActiondCore
 public struct ClientID: Hashable, Sendable, CustomStringConvertible {
   public let rawValue: UInt64
   public var description: String { "client \(rawValue)" }
+  package init(rawValue: UInt64) { self.rawValue = rawValue }
 }
 
 /// A connected client, as the handler sees it.

@@ -167,31 +167,17 @@ import Testing
 }
 
 @Suite struct LearnOptionsTests {
-  @Test func learnIsACommandOfTheDaemon() throws {
-    #expect(try DaemonOptions.parse(["learn"]).mode == .learn(LearnOptions()))
-    var expected = LearnOptions()
-    expected.json = true
-    expected.timeout = .milliseconds(2500)
-    expected.buttonName = "pedal"
-    expected.uaccess = true
-    #expect(
-      try DaemonOptions.parse(["learn", "--json", "--timeout", "2.5", "--name=pedal", "--uaccess"]).mode
-        == .learn(expected))
-    #expect(try LearnOptions.parse(["--configuration"]).configuration)
-    #expect(try LearnOptions.parse(["--help"]).help)
-  }
-
   @Test func mistakesAreUsageErrors() {
-    #expect(throws: DaemonOptions.UsageError(message: "unknown argument '--config' for learn")) {
+    #expect(throws: UsageError(message: "unknown argument '--config' for learn")) {
       try LearnOptions.parse(["--config", "x"])
     }
-    #expect(throws: DaemonOptions.UsageError(message: "option --timeout needs a value")) {
+    #expect(throws: UsageError(message: "option --timeout needs a value")) {
       try LearnOptions.parse(["--timeout"])
     }
-    #expect(throws: DaemonOptions.UsageError.self) { try LearnOptions.parse(["--timeout", "0"]) }
-    #expect(throws: DaemonOptions.UsageError.self) { try LearnOptions.parse(["--timeout", "soon"]) }
-    #expect(throws: DaemonOptions.UsageError.self) { try LearnOptions.parse(["--name", "no spaces"]) }
-    #expect(throws: DaemonOptions.UsageError(message: "--json and --configuration exclude each other")) {
+    #expect(throws: UsageError.self) { try LearnOptions.parse(["--timeout", "0"]) }
+    #expect(throws: UsageError.self) { try LearnOptions.parse(["--timeout", "soon"]) }
+    #expect(throws: UsageError.self) { try LearnOptions.parse(["--name", "no spaces"]) }
+    #expect(throws: UsageError(message: "--json and --configuration exclude each other")) {
       try LearnOptions.parse(["--json", "--configuration"])
     }
   }

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// Gesture assignments through the real daemon: the `assign` request's `gesture` and

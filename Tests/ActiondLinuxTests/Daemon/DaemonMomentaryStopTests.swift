@@ -4,6 +4,8 @@ import ActiondLinux
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
+
 /// Issue 30: a stop (SIGTERM) while a momentary toggle is held on leaves it off. The real
 /// daemon (`actiond-test-helper serve-fifo`: the daemon with its button read from a FIFO),
 /// real signals and real child processes: the on command still running is stopped and

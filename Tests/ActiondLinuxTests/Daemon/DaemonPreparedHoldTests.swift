@@ -2,6 +2,7 @@
 import ActiondCore
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// A hold's command is readied at its key-down (issue 15: prepare what can be prepared

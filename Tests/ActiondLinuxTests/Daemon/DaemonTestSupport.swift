@@ -4,6 +4,7 @@ import ActiondTesting
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// A failure of the harness itself (the daemon never got there), with the daemon's log.

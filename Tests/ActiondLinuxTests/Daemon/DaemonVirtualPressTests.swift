@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// `actionctl press [--hold MS | --double]` on the real daemon: the virtual key goes

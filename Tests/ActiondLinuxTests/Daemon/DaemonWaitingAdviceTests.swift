@@ -3,6 +3,7 @@ import ActiondCore
 import ActiondTesting
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// At start, a button no device matches is logged with what is missing and the command

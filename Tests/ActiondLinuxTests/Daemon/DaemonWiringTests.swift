@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 @Suite struct DaemonWiringTests {

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// What docs/configuration.md and actiond(8) promise about who may act and which file is

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// protocol.md, Framing: the real daemon answers a duplicate member with `bad-request`

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// docs/configuration.md's table of how a command ends and how it is reported (issue 30

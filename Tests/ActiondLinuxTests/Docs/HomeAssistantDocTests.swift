@@ -3,6 +3,8 @@ import ActiondCore
 import FoundationEssentials
 import Testing
 
+@testable import ActiondMQTT
+
 /// docs/home-assistant.md must say what actiond-mqtt does: its configuration example loads,
 /// its error example is what the loader prints, its discovery payload is what the bridge
 /// publishes for the embedded default configuration, and its topic table names the topics.

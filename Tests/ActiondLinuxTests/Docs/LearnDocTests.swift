@@ -3,6 +3,7 @@ import ActiondCore
 import FoundationEssentials
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// What docs/keyboard-key.md, the README, actiond(8) and 70-actiond.rules say about

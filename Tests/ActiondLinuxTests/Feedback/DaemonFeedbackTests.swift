@@ -4,6 +4,7 @@ import ActiondTesting
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 @Suite struct DaemonFeedbackTests {
@@ -194,7 +195,7 @@ import Testing
     let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
-    let read = { (name: String) in EffectInterpreter.readFile(leds.file("ACT/" + name)).text ?? "" }
+    let read = { (name: String) in SmallFile.read(leds.file("ACT/" + name)).text ?? "" }
     #expect(read("trigger") == "none timer [heartbeat]\n", "nothing shown, nothing touched")
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// A directory that looks like `/sys/class/leds/NAME`: `trigger`, `brightness`, `max_brightness`.
@@ -15,7 +16,7 @@ private func fakeLED(_ dir: TemporaryDirectory, trigger: String, brightness: Str
   return led
 }
 
-private func contents(_ path: String) -> String { EffectInterpreter.readFile(path).text ?? "<missing>" }
+private func contents(_ path: String) -> String { SmallFile.read(path).text ?? "<missing>" }
 
 /// Records the LED calls an ``InputDeviceLED`` makes, on a device that can change or go.
 private final class FakeButtonLEDs: ButtonDeviceLEDs {

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// `actiond learn` and `actionctl learn` run as the built binaries: help, usage errors,

@@ -3,6 +3,7 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActionctlKit
 @testable import ActiondLinux
 
 /// `actionctl` run as a real process against a server with a fake handler.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import CActiondShim
 import Glibc
 import Testing
 
+@testable import ActionctlKit
 @testable import ActiondLinux
 
 /// A daemon of a newer protocol revision, as the versioning rule allows one
@@ -37,27 +39,10 @@ final class NewerDaemon {
     listener.close()
   }
 
-  /// `value` with extra members in every object, at every depth, except inside a
-  /// `configuration` (its members are parameter values, not protocol members).
-  static func withNewMembers(_ value: JSONValue, depth: Int = 0) -> JSONValue {
-    switch value {
-    case .object(let object):
-      var out = JSONObject()
-      for member in object {
-        out[member.key] = member.key == "configuration" ? member.value : withNewMembers(member.value, depth: depth + 1)
-      }
-      out["newAtDepth\(depth)"] = ["nested": ["deeper": [1, "two", nil]], "list": [true, 2.5]]
-      out["newString\(depth)"] = "x"
-      return .object(out)
-    case .array(let elements):
-      return .array(elements.map { withNewMembers($0, depth: depth + 1) })
-    default:
-      return value
-    }
-  }
-
   /// `message` as a newer daemon writes it.
-  static func line(_ message: ServerMessage) -> String { JSONEncoding.compact(withNewMembers(message.json)) }
+  static func line(_ message: ServerMessage) -> String {
+    JSONEncoding.compact(NewerDaemonJSON.withNewMembers(message.json))
+  }
 
   static let hello = Hello(
     client: ClientAccess(uid: 0, gid: 0, pid: 1, control: true), buttons: [FakeHandler.button])
@@ -197,7 +182,7 @@ final class NewerDaemon {
       button: "action", kind: "org.example.timer", hint: "Hold to Start", hints: hints, time: .zero,
       threshold: .milliseconds(600))
     // The pressed event also lists the hint of a gesture that does not exist yet.
-    var pressedLine = NewerDaemon.withNewMembers(ServerMessage.event(pressed).json)
+    var pressedLine = NewerDaemonJSON.withNewMembers(ServerMessage.event(pressed).json)
     if case .object(var o) = pressedLine, case .array(var h)? = o["hints"] {
       h.append(["gesture": "triplePress", "kind": "org.example.x", "hint": "Press three times to X", "new": 1])
       o["hints"] = .array(h)

@@ -3,6 +3,8 @@ import ActiondCore
 import Glibc
 import Testing
 
+@testable import ActionctlKit
+@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// `actionctl watch --notify`: announcements (protocol lines, as the daemon sends them)

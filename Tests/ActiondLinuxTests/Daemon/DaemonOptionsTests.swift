@@ -2,6 +2,7 @@
 import Testing
 
 @testable import ActiondCore
+@testable import ActiondDaemon
 
 @Suite struct DaemonOptionsTests {
   @Test func defaultsRunTheDaemon() throws {
@@ -28,28 +29,28 @@ import Testing
   }
 
   @Test func rejectsMistakesClearly() throws {
-    #expect(throws: DaemonOptions.UsageError(message: "unknown argument '--frobnicate'")) {
+    #expect(throws: UsageError(message: "unknown argument '--frobnicate'")) {
       try DaemonOptions.parse(["--frobnicate"])
     }
-    #expect(throws: DaemonOptions.UsageError(message: "option --config needs a value")) {
+    #expect(throws: UsageError(message: "option --config needs a value")) {
       try DaemonOptions.parse(["--config"])
     }
-    #expect(throws: DaemonOptions.UsageError.self) { try DaemonOptions.parse(["--log-level", "loud"]) }
-    #expect(throws: DaemonOptions.UsageError(message: "option --socket needs a value")) {
+    #expect(throws: UsageError.self) { try DaemonOptions.parse(["--log-level", "loud"]) }
+    #expect(throws: UsageError(message: "option --socket needs a value")) {
       try DaemonOptions.parse(["--socket", "-c", "a.json"])
     }
     // A flag given a value is a mistake, wherever it stands (the last one too).
-    #expect(throws: DaemonOptions.UsageError(message: "option --version takes no value (got '--version=1')")) {
+    #expect(throws: UsageError(message: "option --version takes no value (got '--version=1')")) {
       try DaemonOptions.parse(["--version=1", "-c", "a.json"])
     }
-    #expect(throws: DaemonOptions.UsageError(message: "option --help takes no value (got '--help=no')")) {
+    #expect(throws: UsageError(message: "option --help takes no value (got '--help=no')")) {
       try DaemonOptions.parse(["--help=no"])
     }
-    #expect(throws: DaemonOptions.UsageError(message: "option --json takes no value (got '--json=no')")) {
+    #expect(throws: UsageError(message: "option --json takes no value (got '--json=no')")) {
       try DaemonOptions.parse(["learn", "--json=no"])
     }
     // `-` and a negative number are values, for the option to judge.
-    #expect(throws: DaemonOptions.UsageError(message: "--timeout needs a positive number of seconds, got \"-1\"")) {
+    #expect(throws: UsageError(message: "--timeout needs a positive number of seconds, got \"-1\"")) {
       try DaemonOptions.parse(["learn", "--timeout", "-1"])
     }
     #expect((try? DaemonOptions.parse(["--config", "-"]))?.configPath == "-")
@@ -72,5 +73,19 @@ import Testing
     #expect(LogLevel.debug < LogLevel.info)
     #expect(LogLevel.error > LogLevel.warning)
     #expect(LogLevel.error.syslogPriority == 3)
+  }
+
+  @Test func learnIsACommandOfTheDaemon() throws {
+    #expect(try DaemonOptions.parse(["learn"]).mode == .learn(LearnOptions()))
+    var expected = LearnOptions()
+    expected.json = true
+    expected.timeout = .milliseconds(2500)
+    expected.buttonName = "pedal"
+    expected.uaccess = true
+    #expect(
+      try DaemonOptions.parse(["learn", "--json", "--timeout", "2.5", "--name=pedal", "--uaccess"]).mode
+        == .learn(expected))
+    #expect(try LearnOptions.parse(["--configuration"]).configuration)
+    #expect(try LearnOptions.parse(["--help"]).help)
   }
 }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// Who the bridge says it is in every discovery payload (`device` and `origin`).
 public struct BridgeIdentity: Hashable, Sendable {
   /// The device's identifier: `/etc/machine-id` unless configured (`homeAssistant.deviceId`).
@@ -96,7 +98,7 @@ public struct HeldCommand: Hashable, Sendable {
 
 /// The bridge's pure half: what actiond has (buttons, controls, states) and what that
 /// looks like in MQTT and Home Assistant — discovery, states, triggers, events — and what
-/// an incoming command means. No I/O and no clock: the adapter (ActiondMQTT) feeds it
+/// an incoming command means. No I/O and no clock: the adapter (`Bridge`) feeds it
 /// actiond's messages and the broker's, and publishes what it returns.
 public struct BridgeModel: Sendable {
   public let topics: BridgeTopics

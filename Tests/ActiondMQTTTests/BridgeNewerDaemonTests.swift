@@ -1,28 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondTesting
 import Testing
 
 @testable import ActiondCore
+@testable import ActiondMQTT
 
 /// protocol.md, Versioning, for actiond-mqtt: what it reads from actiond's socket (the
 /// snapshot replies and the events it subscribes to), as a newer daemon writes it, with
 /// members this build does not know at every depth and events it does not know, gives
 /// the same MQTT messages as the same messages without them.
 @Suite struct BridgeNewerDaemonTests {
-  /// `value` with members no version knows added to every object except `configuration`.
-  static func withNewMembers(_ value: JSONValue, depth: Int = 0) -> JSONValue {
-    switch value {
-    case .object(let object):
-      var out = JSONObject()
-      for member in object {
-        out[member.key] = member.key == "configuration" ? member.value : withNewMembers(member.value, depth: depth + 1)
-      }
-      out["newAtDepth\(depth)"] = ["nested": ["deeper": [1, "two", nil]], "list": [true, 2.5]]
-      return .object(out)
-    case .array(let elements): return .array(elements.map { withNewMembers($0, depth: depth + 1) })
-    default: return value
-    }
-  }
-
   static let timer = ControlSnapshot(
     kind: "org.example.timer", displayName: "Timer", type: .toggle, value: false, hint: "Hold to Start")
   static let mute = ControlSnapshot(
@@ -78,7 +65,7 @@ import Testing
     var newer: [String] = []
     for (i, m) in messages.enumerated() {
       newer.append(#"{"type":"event","event":"new-event-\#(i)","button":"action","payload":{"a":[1,{"b":null}]}}"#)
-      newer.append(JSONEncoding.compact(Self.withNewMembers(m.json)))
+      newer.append(JSONEncoding.compact(NewerDaemonJSON.withNewMembers(m.json)))
     }
     let expected = try run(plain)
     #expect(expected.count > 8, "the messages publish something")

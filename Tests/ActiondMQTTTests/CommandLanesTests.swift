@@ -2,6 +2,7 @@
 import Testing
 
 @testable import ActiondCore
+@testable import ActiondMQTT
 
 private func command(_ control: String, _ payload: String, at ms: Int64 = 0) -> HeldCommand {
   HeldCommand(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 import Glibc
 
 /// `actionctl`: the command-line client of the daemon's socket. The executable only
@@ -415,19 +416,4 @@ public enum Actionctl {
       throw ControlClient.Failure.malformed(line)
     }
   }
-}
-
-/// Writes text to a file descriptor (stdout or stderr), whole lines at a time.
-final class Terminal {
-  let fd: Int32
-  let isTTY: Bool
-  init(fd: Int32) {
-    self.fd = fd
-    isTTY = isatty(fd) == 1
-  }
-  func write(_ text: String) {
-    // A closed pipe (`actionctl watch | head`) must end the program, not loop.
-    do { try Syscall.writeAll(fd, Array(text.utf8)) } catch { exit(error == .brokenPipe ? 0 : 1) }
-  }
-  func line(_ text: String) { write(text.hasSuffix("\n") ? text : text + "\n") }
 }

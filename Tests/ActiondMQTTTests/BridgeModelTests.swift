@@ -2,6 +2,7 @@
 import Testing
 
 @testable import ActiondCore
+@testable import ActiondMQTT
 
 /// Mutating calls inside `#expect` need a reference.
 private final class Ref<T> {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 import Glibc
 
 /// `actiond learn`: waits for the next key-down on any readable input device and prints

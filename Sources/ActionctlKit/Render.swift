@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 
 /// Human-readable text for replies and events (the default output of `actionctl`).
 enum Render {

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// One MQTT message the bridge publishes, as data (the adapter hands it to libmosquitto).
 public struct MQTTMessage: Hashable, Sendable, CustomStringConvertible {
   public var topic: String

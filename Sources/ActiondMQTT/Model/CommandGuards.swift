@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// Drops a QoS 1 command the broker delivers again.
 ///
 /// MQTT 3.1.1 (4.3.2, 4.4) redelivers an unacknowledged QoS 1 PUBLISH after a reconnect

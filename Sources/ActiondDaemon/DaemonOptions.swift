@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The daemon's command line, parsed without Foundation so it is testable in the core.
+import ActiondCore
+
+/// The daemon's command line, parsed without Foundation.
 public struct DaemonOptions: Equatable, Sendable {
   /// What the invocation asks for.
   public enum Mode: Equatable, Sendable {
@@ -28,12 +30,6 @@ public struct DaemonOptions: Equatable, Sendable {
   public var logLevel: LogLevel?
 
   public init() {}
-
-  /// A command-line mistake, reported with the usage hint and exit status 2.
-  public struct UsageError: Error, Equatable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
-  }
 
   public static let usage = """
     Usage: actiond [OPTIONS]

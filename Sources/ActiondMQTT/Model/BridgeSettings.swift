@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// actiond-mqtt's settings: its configuration file (JSON5, like actiond's) with the command
 /// line on top. See docs/home-assistant.md, "Configuration".
 public struct BridgeSettings: Hashable, Sendable {
@@ -46,7 +48,7 @@ public struct BridgeSettings: Hashable, Sendable {
   public var deviceName: String?
   /// nil: `actiond/<node>`.
   public var baseTopic: String?
-  public var socketPath = DaemonOptions.defaultSocketPath
+  public var socketPath = SocketSettings.defaultPath
   public var logLevel = LogLevel.info
 
   public init() {}
@@ -226,7 +228,7 @@ public struct BridgeOptions: Equatable, Sendable {
       --device-name NAME      the device's name in Home Assistant (default: the node id)
       --discovery-prefix P    Home Assistant's discovery prefix (default homeassistant)
       --base-topic TOPIC      the node's topics (default actiond/<node id>)
-      --socket PATH           actiond's socket (default \(DaemonOptions.defaultSocketPath))
+      --socket PATH           actiond's socket (default \(SocketSettings.defaultPath))
       --log-level LEVEL       debug, info, notice, warning or error (default info)
       --check-config          validate the configuration and exit
       --version, --help
@@ -243,7 +245,7 @@ public struct BridgeOptions: Equatable, Sendable {
     "node-id", "device-id", "device-name", "discovery-prefix", "base-topic", "socket", "log-level",
   ]
 
-  public static func parse(_ arguments: [String]) throws(DaemonOptions.UsageError) -> BridgeOptions {
+  public static func parse(_ arguments: [String]) throws(UsageError) -> BridgeOptions {
     var o = BridgeOptions()
     var scan = OptionScanner(arguments)
     while try scan.next() {
@@ -264,12 +266,12 @@ public struct BridgeOptions: Equatable, Sendable {
   }
 
   /// The settings with the flags applied.
-  public func apply(to settings: BridgeSettings) throws(DaemonOptions.UsageError) -> BridgeSettings {
+  public func apply(to settings: BridgeSettings) throws(UsageError) -> BridgeSettings {
     var s = settings
     var cert: String?
     var key: String?
     for (flag, value) in flags {
-      func absolute() throws(DaemonOptions.UsageError) -> String {
+      func absolute() throws(UsageError) -> String {
         guard value.hasPrefix("/") else { throw .init(message: "--\(flag) must be an absolute path, got \(value)") }
         return value
       }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 import Glibc
 
 /// The one interpreter of the engine's effects: it holds the engine (a value), hands it
@@ -220,33 +221,6 @@ final class EffectInterpreter {
     return users
   }
 
-  // MARK: - Files
-
-  /// Writes `text` to an existing file (sysfs attributes, FIFOs, regular files), the way
-  /// a `write` intent does: no creation, truncation for regular files, one write.
-  static func writeFile(_ path: String, _ text: String) -> String? {
-    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-    guard fd >= 0 else { return SystemCallError.last("cannot open \(path)").description }
-    defer { close(fd) }
-    do {
-      try Syscall.writeAll(fd, Array(text.utf8))
-      return nil
-    } catch {
-      return "cannot write \(path): \(error)"
-    }
-  }
-
-  /// Reads at most 64 KiB of a file (a value provider's file is a flag, not a document).
-  static func readFile(_ path: String) -> (text: String?, error: String?) {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-    guard fd >= 0 else { return (nil, SystemCallError.last("cannot open \(path)").description) }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    guard n >= 0 else { return (nil, SystemCallError.last("cannot read \(path)").description) }
-    return (String(decoding: buffer[0..<n], as: UTF8.self), nil)
-  }
-
   /// Runs `body` on the next loop iteration: a completion known at once is reported as
   /// the command's would be, on a later turn.
   private func later(_ body: @escaping () -> Void) {
@@ -329,7 +303,7 @@ extension EffectInterpreter {
       if let id, job.endsMomentaryHold { sparedRunsByJob[job.id] = (id, job.kind) }
     case .write(let path, let on, let off):
       let text = job.requestedValue ?? true ? on : off
-      let error = EffectInterpreter.writeFile(path, text)
+      let error = SmallFile.write(path, text)
       later { finished(error.map { .failed(code: .failed, reason: $0) } ?? .succeeded) }
     case .provider:
       guard let client = engine.provider(of: job.kind).map(ClientID.init), let server else {
@@ -370,7 +344,7 @@ extension EffectInterpreter {
         read(value)
       }
     case .file(let path, let on):
-      let text = EffectInterpreter.readFile(path)
+      let text = SmallFile.read(path)
       let value =
         text.text.map { ValueProviderSpec.interpretFile($0, on: on) } ?? .unavailable(reason: text.error ?? "")
       later { read(value) }

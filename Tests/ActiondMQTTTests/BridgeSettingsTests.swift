@@ -2,6 +2,7 @@
 import Testing
 
 @testable import ActiondCore
+@testable import ActiondMQTT
 
 private func load(_ text: String) throws(ConfigurationError) -> BridgeSettings {
   try BridgeSettings.load(ConfigurationSource(name: "mqtt.json5", text: text))

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondCore
+
 /// The bridge's commands on their way to actiond, one at a time per lane: a lane is one
 /// command topic, i.e. one control (its `…/control/<id>/set`) or one button's assignment.
 ///

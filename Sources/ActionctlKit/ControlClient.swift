@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 import Glibc
 
 /// A client connection to the daemon's socket, as `actionctl` (or another tool) uses it:

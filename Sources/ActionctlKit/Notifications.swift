@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 
 /// One freedesktop notification as `notify-send` (libnotify-bin) takes it.
 struct DesktopNotification: Equatable {

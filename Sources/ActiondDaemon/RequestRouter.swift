@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 
 /// The socket's requests, routed to the engine: the ``RequestHandler`` the control server
 /// hands every request it does not answer itself. It checks names and shapes, answers
