@@ -4,6 +4,8 @@ import ActiondLinux
 import Glibc
 import Testing
 
+@testable import ActiondDaemon
+
 /// `actiond-test-helper serve-fifo`, the daemon that make bench's host command-start figures
 /// measure: a hold written to its FIFO as input_event records runs the command once, with
 /// the press's identity, as a hold on an evdev device does. Should the fixture mis-parse a
@@ -60,8 +62,9 @@ import Testing
     try Syscall.writeAll(writer, Self.record(type: 1, code: 30, value: 1, at: down - 1_000_000))
     try Syscall.writeAll(writer, Self.record(type: 1, code: 148, value: 1, at: down))
     try Syscall.writeAll(writer, Self.record(type: 0, code: 0, value: 0, at: down))
-    // The command runs at the hold deadline, with the key still down.
-    try waitFor("the hold's command") { readFile(ran) != nil }
+    // The command runs at the hold deadline, with the key still down. The shell creates
+    // the file before echo writes it: wait for the line, or the stop may come between.
+    try waitFor("the hold's command") { readFile(ran)?.hasSuffix("\n") ?? false }
     try Syscall.writeAll(writer, Self.record(type: 1, code: 148, value: 0, at: Syscall.monotonicNanoseconds()))
     try Syscall.writeAll(writer, Self.record(type: 0, code: 0, value: 0, at: Syscall.monotonicNanoseconds()))
     kill(daemon.pid, SIGTERM)
