@@ -14,7 +14,7 @@
 //   ActionctlKit   actionctl's program: command line, socket client, rendering, watch, notifications.
 //   ActiondMQTT    actiond-mqtt's program: its pure model and its adapters, libmosquitto
 //                  (CMosquitto) and actiond's socket on the loop.
-//   ActiondTesting recording fakes for tests; no product links it.
+//   ActiondTesting recording fakes and a manual clock for tests; no product links it.
 //   actiond, actionctl, actiond-mqtt  thin executables that only hand over to their program.
 import PackageDescription
 
@@ -132,7 +132,8 @@ let package = Package(
       dependencies: ["ActiondCore", "CAllocCounter"],
       swiftSettings: strictSettings
     ),
-    // Recording fakes of the adapters' protocols, for tests only: no product links it.
+    // Recording fakes of the adapters' protocols and a manual clock, for tests only: no product
+    // links it.
     .target(
       name: "ActiondTesting",
       dependencies: ["ActiondCore", "ActiondLinux"],

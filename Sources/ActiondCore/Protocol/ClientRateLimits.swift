@@ -5,7 +5,7 @@
 /// give back the bytes it brought); the debt refills like any deficit.
 ///
 /// Pure data: every operation is given the instant it happens at (time is data), so tests
-/// drive it with a ``ManualClock`` and never sleep.
+/// drive it with a `ManualClock` (ActiondTesting) and never sleep.
 public struct TokenBucket: Sendable, Equatable {
   /// The most tokens the bucket holds (and holds at the start).
   public let burst: Int
