@@ -116,11 +116,11 @@ public enum EngineEffect: Equatable, Sendable {
   case armTimer(MonotonicInstant?)
   /// Read a value; answer with ``EngineInput/valueRead(job:_:)``.
   case readValue(ControlEngine.ValueReadJob)
-  /// Persist `state`, atomically and durably. An input's effects hold at most one save, of the
-  /// state after the whole input, where the input last asked for one. With a token, the engine waits for
-  /// the outcome (``EngineInput/saved(_:_:)``) before it announces the changes the save
-  /// holds (on failure it undoes them all); without one, a failure is only the daemon's
-  /// to report and retry.
+  /// Persist `state`, atomically and durably. An input's effects hold at most one save,
+  /// of the state after the whole input, where the input last asked for one. With a
+  /// token, the engine waits for the outcome (``EngineInput/saved(_:_:)``) before it
+  /// announces the changes the save holds (on failure it undoes them all); without one,
+  /// a failure is only the daemon's to report and retry.
   case save(StateSnapshot, awaiting: SaveToken?)
   /// The answer to the request with `token`.
   case reply(RequestToken, Result<EngineAnswer, ProtocolError>)
