@@ -14,12 +14,15 @@ SHELL := /bin/bash
 # ACTIOND_CACHE: the one directory under which the project keeps everything it downloads, and
 # what it makes from those downloads alone, across runs (never the build: that is .build):
 #   cross-arm64/        scripts/cross-arm64: the trixie compiler root, the arm64 sysroot and SDK
-#                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`)
+#                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`),
+#                       and builds/: the last few arm64 builds (~70 MB each), by a key of all
+#                       they are made from, so the same one is not compiled twice
+#                       (CI's two roots, both at /src; a rebuild after `make clean`)
 #   vm/SUITE/           Debian SUITE's kernel and udev, unpacked (Tests/vm/fetch.sh; SUITE is
 #                       this machine's release for test-vm, test-systemd, test-static, and
 #                       trixie for test-deb-debian13, with its guest root), ~0.5-0.65 GB each
 #   vm/bookworm-arm64/  test-arm64's guest: Debian 12's arm64 kernel, udev, libraries (~0.1 GB)
-# Keyed by what the content depends on (a Debian suite, a compiler version), so machines of
+# Keyed by what the content depends on (a Debian suite, a compiler version, sources), so machines of
 # two releases may share one (CI's fresh roots do: scripts/fresh-root, FRESH_CACHE). Every
 # entry is complete or absent: a run killed halfway leaves nothing a later run takes for
 # done. `make clean` keeps it; `make clean-cache` removes it (everything is fetched again).

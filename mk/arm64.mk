@@ -17,8 +17,9 @@
 # The cross build itself is kept: scripts/cross-arm64 files the executables it made under
 # $(CROSS_CACHE)/builds/KEY, KEY a hash of every file git sees, the compiler's and the
 # sysroot's package versions and the paths (the script says exactly what), and copies them
-# from there instead of compiling when the key matches: another checkout, or CI's Debian 13
-# root after its Debian 12 one, compiles nothing the same twice (~2.5 minutes each). The
+# from there instead of compiling when the key matches: CI's Debian 13 root after its
+# Debian 12 one (both check out at /src), or a build after `make clean`, compiles nothing
+# the same twice (~2.5 minutes each). The
 # packaging (dpkg-buildpackage, dh_strip, dh_shlibdeps, lintian) and every check and the VM
 # still run each time, with the tools of the machine they run on.
 #
