@@ -86,7 +86,7 @@ deps:
 	  update() { $$apt update -qq >"$$log" 2>&1 || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get update failed (output above)"; exit 1; }; \
 	    mkdir -p .build && touch .build/deps-apt-updated; }; \
 	  install() { DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing >"$$log" 2>&1; }; \
-	  recent=$$(find .build/deps-apt-updated -mmin -60 2>/dev/null); \
+	  recent=$$(find .build/deps-apt-updated -mmin -60 2>/dev/null || true); \
 	  [ -n "$$recent" ] || update; \
 	  case " $$missing " in *" swiftlang "*) \
 	    apt-cache show swiftlang >/dev/null 2>&1 || [ -z "$$recent" ] || { update; recent=""; }; \
