@@ -36,7 +36,7 @@ DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 ## The packages of the sources as they are are not built twice (test-deb, then
 ## test-deb-debian13, in one `make test`): DEB_STAMP holds a hash of every file git sees
 ## (committed or not, ignored ones left out), the toolchain's version (for a cross build
-## also the cross compiler's and sysroot's: scripts/cross-arm64 build-key) and the build's
+## also the cross compiler's and sysroot's: $(CROSS) build-key) and the build's
 ## options, written after a build; while it matches and the packages are there, `deb` says
 ## so and builds nothing. Outside a git checkout it always builds.
 DEB_STAMP = $(DEB_DIR)/.built-$(DEB_ARCH)
