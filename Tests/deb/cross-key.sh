@@ -9,7 +9,8 @@
 #   - a file git ignores (.build/) does not change it (the build's own output);
 #   - another checkout path gives another key (the debug information names the path);
 #   - another sysroot package list, and (where the compiler is the compiler root's) another
-#     swiftlang version, give another key (a copy of the cache's small files, changed).
+#     swiftlang or pkgconf version, give another key (a copy of the cache's small files,
+#     changed).
 # Run by test-arm64 after the cross build (the cache must be prepared).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -77,6 +78,11 @@ if [ "$CROSS_COMPILER" = root ]; then
     "$fake/compiler/var/lib/dpkg/status" >"$work/status"
   cp "$work/status" "$fake/compiler/var/lib/dpkg/status"
   [ "$(CROSS_CACHE=$fake key "$work/a")" != "$f1" ] || die "another compiler version kept the key"
+  f2=$(CROSS_CACHE=$fake key "$work/a")
+  awk '/^Package: /{p=$2} p=="pkgconf" && /^Version: /{$0=$0"+other"} {print}' \
+    "$fake/compiler/var/lib/dpkg/status" >"$work/status"
+  cp "$work/status" "$fake/compiler/var/lib/dpkg/status"
+  [ "$(CROSS_CACHE=$fake key "$work/a")" != "$f2" ] || die "another pkgconf version kept the key"
 fi
 
 echo "cross-key: the arm64 build key follows the sources, the checkout path and the sysroot's packages, not ignored files"
