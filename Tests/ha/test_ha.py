@@ -49,6 +49,10 @@ import urllib.request
 
 import websocket  # python3-websocket (websocket-client)
 
+# actiond's socket as the MQTT tier asks it (Tests/mqtt/harness.py; no paho needed for these).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mqtt"))
+from harness import actiond_exchange, file_lines as lines  # noqa: E402
+
 # Tests/ha/screenshot.py imports this file as test_ha: the same module, not a second copy
 # with its own list of processes to end.
 sys.modules.setdefault("test_ha", sys.modules[__name__])
@@ -232,20 +236,7 @@ class Actiond:
 
     def request(self, request):
         """One request on a fresh connection: (hello, reply)."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(DEADLINE)
-            s.connect(self.socket)
-            f = s.makefile("rwb")
-            hello = json.loads(f.readline())
-            f.write((json.dumps(dict(request, id=1)) + "\n").encode())
-            f.flush()
-            while True:
-                line = f.readline()
-                if not line:
-                    raise OSError("actiond closed the connection")
-                m = json.loads(line)
-                if m.get("type") in ("reply", "error") and m.get("id") == 1:
-                    return hello, m
+        return actiond_exchange(self.socket, request, timeout=DEADLINE)
 
     def actionctl(self, *args):
         r = subprocess.run([os.path.join(self.bin_dir, "actionctl"), "--socket", self.socket, *args],
@@ -266,13 +257,6 @@ class Actiond:
     def version(self):
         hello, _ = self.request({"request": "ping"})
         return hello["daemon"]
-
-
-def lines(path):
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return f.read().splitlines()
 
 
 class Bridge:

@@ -15,8 +15,6 @@ import termios
 import threading
 import time
 
-import paho.mqtt.client as mqtt
-
 DEADLINE = float(os.environ.get("MQTT_TEST_DEADLINE", "20"))
 
 
@@ -127,11 +125,35 @@ def actiond_config(workdir):
     return config, lamp_log, bell_log
 
 
-def count_lines(path):
+def file_lines(path):
+    """The lines of a file some intent appends to (none before it first ran)."""
     if not os.path.exists(path):
-        return 0
+        return []
     with open(path) as f:
-        return len(f.read().splitlines())
+        return f.read().splitlines()
+
+
+def count_lines(path):
+    return len(file_lines(path))
+
+
+def actiond_exchange(socket_path, request, timeout=DEADLINE):
+    """One request to actiond on a fresh connection: (its hello, the reply or error object).
+    The HA tier (Tests/ha/test_ha.py) asks actiond this way too."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(socket_path)
+        f = s.makefile("rwb")
+        hello = json.loads(f.readline())
+        f.write((json.dumps(dict(request, id=1)) + "\n").encode())
+        f.flush()
+        while True:
+            line = f.readline()
+            if not line:
+                raise OSError("actiond closed the connection")
+            m = json.loads(line)
+            if m.get("type") in ("reply", "error") and m.get("id") == 1:
+                return hello, m
 
 
 class Actiond:
@@ -159,21 +181,7 @@ class Actiond:
 
     def request(self, request):
         """One request on a fresh connection; returns the reply or error object."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(DEADLINE)
-            s.connect(self.socket)
-            f = s.makefile("rwb")
-            json.loads(f.readline())  # hello
-            request = dict(request, id=1)
-            f.write((json.dumps(request) + "\n").encode())
-            f.flush()
-            while True:
-                line = f.readline()
-                if not line:
-                    raise OSError("actiond closed the connection")
-                m = json.loads(line)
-                if m.get("type") in ("reply", "error") and m.get("id") == 1:
-                    return m
+        return actiond_exchange(self.socket, request)[1]
 
     def kill(self, sig=signal.SIGKILL):
         self.process.kill(sig)
@@ -201,6 +209,9 @@ class Subscriber:
         self.messages = []
         self.lock = threading.Lock()
         self.connected = threading.Event()
+        # Imported here, not at the top: the HA tier imports this file's socket helpers on a
+        # host that need not have paho (mk/ha.mk installs no python3-paho-mqtt).
+        import paho.mqtt.client as mqtt
         self.client = mqtt.Client(client_id=client_id, protocol=mqtt.MQTTv311, clean_session=True)
         self.client.on_connect = lambda c, u, f, rc: ([c.subscribe(t, qos=1) for t in topics], self.connected.set())
         self.client.on_message = self._message

@@ -288,6 +288,19 @@ def availability_problems(where, c, problems):
                 problems.append(f"{where}: availability[{i}].{key} {p}")
 
 
+def required_mapping(doc, key, short, abbreviations, allowed, source, problems):
+    """`doc[key]` (abbreviated `short`), a mapping Home Assistant requires, its keys expanded; a
+    key it does not allow is a problem. None, and a problem, when it is missing or no mapping."""
+    value = doc.get(key)
+    if not isinstance(value, dict):
+        problems.append(f"{key} ({short}) is required and must be a mapping ({source})")
+        return None
+    value = expand(value, abbreviations)
+    for k in sorted(set(value) - allowed):
+        problems.append(f"{key} key {k!r} is not allowed: Home Assistant rejects the whole payload")
+    return value
+
+
 def ha_problems(topic, payload, prefix="homeassistant"):
     """Home Assistant's rules (2024.11.0 and 2026.11.0) for one `<prefix>/device/<id>/config` message."""
     problems = []
@@ -324,13 +337,8 @@ def ha_problems(topic, payload, prefix="homeassistant"):
         if key in doc and (p := value_problem(kind, doc[key])):
             problems.append(f"root {key} {p}")
     availability_problems("root", doc, problems)
-    dev = doc.get("device")
-    if not isinstance(dev, dict):
-        problems.append("device (dev) is required and must be a mapping (schemas.py:270)")
-    else:
-        dev = expand(dev, DEVICE_ABBREVIATIONS)
-        for key in sorted(set(dev) - DEVICE_KEYS):
-            problems.append(f"device key {key!r} is not allowed: Home Assistant rejects the whole payload")
+    dev = required_mapping(doc, "device", "dev", DEVICE_ABBREVIATIONS, DEVICE_KEYS, "schemas.py:270", problems)
+    if dev is not None:
         ids = dev.get("identifiers", [])
         ids = ids if isinstance(ids, list) else [ids]
         cns = dev.get("connections", [])
@@ -348,13 +356,8 @@ def ha_problems(topic, payload, prefix="homeassistant"):
         if "name" not in dev:
             problems.append("device has no name: \"MQTT device information always needs to include a name\" "
                             "(entity.py:2044-2050)")
-    origin = doc.get("origin")
-    if not isinstance(origin, dict):
-        problems.append("origin (o) is required and must be a mapping (schemas.py:275)")
-    else:
-        origin = expand(origin, ORIGIN_ABBREVIATIONS)
-        for key in sorted(set(origin) - ORIGIN_KEYS):
-            problems.append(f"origin key {key!r} is not allowed: Home Assistant rejects the whole payload")
+    origin = required_mapping(doc, "origin", "o", ORIGIN_ABBREVIATIONS, ORIGIN_KEYS, "schemas.py:275", problems)
+    if origin is not None:
         if not is_string(origin.get("name")):
             problems.append("origin needs a name (schemas.py:184-192)")
         if "sw_version" in origin and not is_string(origin["sw_version"]):

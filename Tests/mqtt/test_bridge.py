@@ -24,7 +24,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (DEADLINE, TLS_NAME, Actiond, Bridge, Broker, CutProxy, Subscriber, actiond_config,  # noqa: E402
-                     count_lines, dns_queries_waiting, isolated, make_pki, tcp_nodelay, wait_for)
+                     count_lines, dns_queries_waiting, file_lines, isolated, make_pki, tcp_nodelay, wait_for)
 from homeassistant import check_device_discovery  # noqa: E402
 import fakebroker  # noqa: E402
 
@@ -273,14 +273,24 @@ def redelivery(bin_dir, work):
         fake.close()
 
 
+def bridged(bin_dir, work, config, node):
+    """A broker, actiond on `config`, a bridge for `node` (device `dev-<node>`) and a Home
+    Assistant stand-in on the broker: (broker, daemon, bridge, the bridge's arguments, sub)."""
+    broker = Broker(work)
+    broker.start()
+    daemon = Actiond(bin_dir, work, config).start()
+    args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", node,
+            "--device-id", f"dev-{node}"]
+    bridge = Bridge(bin_dir, work, "bridge", args).start()
+    return broker, daemon, bridge, args, Subscriber(broker.port)
+
+
 def queued(bin_dir, work):
     """Commands Home Assistant sent while the bridge was away (QoS 1, kept by the broker for
     the bridge's persistent session) are performed once each, in order, after the bridge
     reconnects: held until actiond's snapshot is in, also when actiond comes back later
     than the broker hands the queue over. Each control's commands in the order sent; those
     of different controls independently (one control's need not wait for another's)."""
-    broker = Broker(work)
-    broker.start()
     config, _, _ = actiond_config(work)
     order = os.path.join(work, "order.log")
     lamp_file = os.path.join(work, "lamp")
@@ -290,19 +300,12 @@ def queued(bin_dir, work):
             c["intent"]["argv"] = ["/bin/sh", "-c", f'echo "$ACTIOND_VALUE" > {lamp_file}; echo "lamp $ACTIOND_VALUE" >> {order}']
         if c["kind"] == "org.test.bell":
             c["intent"]["argv"] = ["/bin/sh", "-c", f"echo bell >> {order}"]
-    daemon = Actiond(bin_dir, work, config).start()
-    args = ["--host", "127.0.0.1", "--port", str(broker.port), "--socket", daemon.socket, "--node-id", "q1",
-            "--device-id", "dev-q1"]
+    broker, daemon, bridge, args, sub = bridged(bin_dir, work, config, "q1")
     base = "actiond/q1"
-    bridge = Bridge(bin_dir, work, "bridge", args).start()
-    sub = Subscriber(broker.port)
     procs = [bridge, daemon, broker]
 
     def runs():
-        if not os.path.exists(order):
-            return []
-        with open(order) as f:
-            return f.read().splitlines()
+        return file_lines(order)
 
     def per_control(rs):
         return [r for r in rs if r.startswith("lamp")], [r for r in rs if r == "bell"]
@@ -372,8 +375,6 @@ def lanes(bin_dir, work):
     """Commands go to actiond one at a time per control: a command for another control does
     not wait for a slow one (its intent still running), and a second command for the slow
     control waits for the first (actiond would refuse it as busy), then follows in order."""
-    broker = Broker(work)
-    broker.start()
     config, _, _ = actiond_config(work)
     order = os.path.join(work, "order.log")
     gate = os.path.join(work, "gate")
@@ -385,18 +386,12 @@ def lanes(bin_dir, work):
     config["controls"].append({"kind": "org.test.slow", "type": "button", "displayName": "Slow", "actionHint": "Run",
                                "intent": {"type": "exec", "timeoutMs": 600000, "argv": [
                                    "/bin/sh", "-c", f"echo slow >> {order}; read x < {gate}; echo slow-done >> {order}"]}})
-    daemon = Actiond(bin_dir, work, config).start()
+    broker, daemon, bridge, _, sub = bridged(bin_dir, work, config, "l1")
     base = "actiond/l1"
-    bridge = Bridge(bin_dir, work, "bridge", ["--host", "127.0.0.1", "--port", str(broker.port), "--socket",
-                                               daemon.socket, "--node-id", "l1", "--device-id", "dev-l1"]).start()
-    sub = Subscriber(broker.port)
     procs = [bridge, daemon, broker]
 
     def runs():
-        if not os.path.exists(order):
-            return []
-        with open(order) as f:
-            return f.read().splitlines()
+        return file_lines(order)
 
     def open_gate():
         def writer():

@@ -132,15 +132,13 @@ extension ControlEngine {
     }
   }
 
-  /// A store-backed perform's save answered.
-  mutating func storedPerform(
-    _ instanceID: String, key: String, old: Bool?, requested: Bool, _ error: ProtocolError?
-  ) {
+  /// A store-backed perform's save answered (on failure, ``saved(_:_:)`` already put the
+  /// old value back).
+  mutating func storedPerform(_ instanceID: String, requested: Bool, _ error: ProtocolError?) {
     guard let entry = runtime.inFlight[instanceID] else { return }
     let job = entry.job
     if let error {
       // Not stored is not changed: the value stays, and so does what was announced.
-      runtime.storeValues[key] = old
       runtime.inFlight[instanceID] = nil
       announce(.failed(kind: job.kind, button: job.button, source: job.source, gesture: job.gesture, error: error))
       answer(entry.reply, .failure(error))

@@ -160,44 +160,90 @@ extension ControlEngine {
 
   // MARK: - Saving
 
+  // An input's changes are saved together: its effects hold at most one `save`, of the
+  // state after the whole input, where the input last asked for a save (``requestSave()``,
+  // ``emitSave()``). Two saves in one input (two holds at one deadline, a reload that ends
+  // a momentary hold) would each carry the state as it was when asked for; when the first
+  // failed and its change was undone, the second still held that change and wrote it
+  // (issue 32). One save of the final state holds nothing the engine undoes without
+  // undoing it all, and what its answer does next is a new input with its own save.
+
   /// Saves the state; nobody waits for the outcome (the daemon reports and retries a failure).
   mutating func save() {
-    effects.append(.save(persistentState, awaiting: nil))
+    requestSave()
   }
 
   /// Saves the state and goes on with `continuation` once the outcome is known
   /// (``EngineInput/saved(_:_:)``, which the daemon hands back before anything else).
   mutating func save(then continuation: ControlRuntime.SaveContinuation) {
-    let token = runtime.takeJobID()
-    runtime.awaitedSaves[token] = continuation
-    effects.append(.save(persistentState, awaiting: SaveToken(rawValue: token)))
+    requestSave()
+    saveContinuations.append(continuation)
+  }
+
+  /// Moves the input's one save to here: after everything the input asked for so far, so
+  /// what announces a change still comes where the change was made (a double press's
+  /// `performed` before its release). ``emitSave()`` fills it in.
+  mutating func requestSave() {
+    if let index = saveIndex { effects.remove(at: index) }
+    saveIndex = effects.count
+    effects.append(.save(.empty, awaiting: nil))
+  }
+
+  /// Fills in the input's save, if it asked for one: the state now, with a token when a
+  /// change waits for it.
+  mutating func emitSave() {
+    guard let index = saveIndex else { return }
+    saveIndex = nil
+    var token: SaveToken?
+    if !saveContinuations.isEmpty {
+      let id = runtime.takeJobID()
+      runtime.awaitedSaves[id] = saveContinuations
+      saveContinuations = []
+      token = SaveToken(rawValue: id)
+    }
+    effects[index] = .save(persistentState, awaiting: token)
   }
 
   mutating func saved(_ token: SaveToken, _ error: ProtocolError?) {
-    guard let continuation = runtime.awaitedSaves.removeValue(forKey: token.rawValue) else {
+    guard let continuations = runtime.awaitedSaves.removeValue(forKey: token.rawValue) else {
       log(.warning, "save \(token.rawValue) is not awaited (a bug; ignored)")
       return
     }
+    if error != nil {
+      // Not stored is not changed: every change the save held is undone before anything
+      // is said, newest first (two changes of one key come back to the first one's old value).
+      for continuation in continuations.reversed() { undo(continuation) }
+    }
+    for continuation in continuations { finishSaved(continuation, error) }
+  }
+
+  /// Puts back what the change that asked for a failed save replaced.
+  mutating func undo(_ continuation: ControlRuntime.SaveContinuation) {
     switch continuation {
-    case .perform(let instanceID, let key, let old, let requested):
-      storedPerform(instanceID, key: key, old: old, requested: requested, error)
-    case .set(let instance, let old, let new, let token):
+    case .perform(_, let key, let old, _): runtime.storeValues[key] = old
+    case .set(let instance, let old, _, _): runtime.storeValues[instance.storeKey] = old
+    case .assign(_, _, _, _, let undo, _): table.undo(undo)
+    }
+  }
+
+  /// Goes on with a change once its save answered (`error`: it failed and was undone).
+  mutating func finishSaved(_ continuation: ControlRuntime.SaveContinuation, _ error: ProtocolError?) {
+    switch continuation {
+    case .perform(let instanceID, _, _, let requested):
+      storedPerform(instanceID, requested: requested, error)
+    case .set(let instance, _, let new, let token):
       if let error {
-        runtime.storeValues[instance.storeKey] = old
         answer(token, .failure(error))
       } else {
         finishSet(instance, new, reply: token)
       }
-    case .assign(let instance, let button, let gesture, let momentary, let undo, let token):
+    case .assign(let instance, let button, let gesture, let momentary, _, let token):
       if let error {
-        table.undo(undo)
         reply(token, .failure(error))
+      } else if let control = finishAssign(instance, to: button, gesture: gesture, momentary: momentary) {
+        reply(token, .success(.assigned(button: button, control: control)))
       } else {
-        if let control = finishAssign(instance, to: button, gesture: gesture, momentary: momentary) {
-          reply(token, .success(.assigned(button: button, control: control)))
-        } else {
-          reply(token, .failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
-        }
+        reply(token, .failure(ProtocolError(.unknownKind, "no control of kind \"\(instance.kind)\"")))
       }
     }
   }

@@ -52,6 +52,10 @@ public struct ControlEngine {
   var momentaryHolds: [String: MomentaryHold] = [:]
   /// Instance id → the momentary perform waiting for its running intent.
   var queuedMomentary: [String: QueuedMomentary] = [:]
+  /// Where in `effects` the input being handled placed its one save, and what its changes
+  /// do once the outcome is known: ``handle(_:)`` fills the save in last (``emitSave()``).
+  var saveIndex: Int?
+  var saveContinuations: [ControlRuntime.SaveContinuation] = []
 
   /// A new engine on `generation`, restoring run-time assignments and store values from
   /// `state` (what no longer fits the configuration is dropped with a warning: the
@@ -94,6 +98,8 @@ public struct ControlEngine {
     case .configuration(let generation, let at): apply(generation, at: at)
     case .stopping: endMomentaryHolds()
     }
+    // Last: the save holds the state after the whole input.
+    emitSave()
     rearm()
     effectsReturned = true
     return effects
@@ -104,6 +110,7 @@ public struct ControlEngine {
   public mutating func takeEffects() -> [EngineEffect] {
     // What the last handle(_:) returned is not returned again.
     defer { (effects, effectsReturned) = ([], false) }
+    emitSave()
     return effectsReturned ? [] : effects
   }
 

@@ -24,8 +24,9 @@ struct ControlRuntime {
   /// what. The daemon reports registrations and closed connections; it asks here which
   /// client to send a provider request to.
   var providers: [String: ControlEngine.ProviderClient] = [:]
-  /// Saves the engine waits for, by token: what to do when the outcome is known.
-  var awaitedSaves: [UInt64: SaveContinuation] = [:]
+  /// Saves the engine waits for, by token: what to do when the outcome is known, for each
+  /// change the save holds (an input's changes are saved together), in the order made.
+  var awaitedSaves: [UInt64: [SaveContinuation]] = [:]
   /// Reloads waiting for their reads, by id: how many are left and who to answer.
   var pendingReloads: [UInt64: PendingReload] = [:]
   private var nextJobID: UInt64 = 1

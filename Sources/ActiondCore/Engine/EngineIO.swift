@@ -25,7 +25,7 @@ public enum EngineInput: Sendable {
   /// when the provider failed or timed out).
   case valueRead(job: UInt64, ControlValue)
   /// The outcome of a ``EngineEffect/save(_:awaiting:)`` that awaits it: nil saved, else the
-  /// error (`state-not-saved`), and the change that asked for the save is undone.
+  /// error (`state-not-saved`), and every change that asked for the save is undone.
   case saved(SaveToken, ProtocolError?)
   /// A socket request (or the daemon's own); its answer is a ``EngineEffect/reply(_:_:)``
   /// with `token`, when there is a token.
@@ -116,8 +116,10 @@ public enum EngineEffect: Equatable, Sendable {
   case armTimer(MonotonicInstant?)
   /// Read a value; answer with ``EngineInput/valueRead(job:_:)``.
   case readValue(ControlEngine.ValueReadJob)
-  /// Persist `state`, atomically and durably. With a token, the engine waits for the
-  /// outcome (``EngineInput/saved(_:_:)``) before it announces the change; without one,
+  /// Persist `state`, atomically and durably. An input's effects hold at most one save,
+  /// of the state after the whole input, where the input last asked for one. With a
+  /// token, the engine waits for the outcome (``EngineInput/saved(_:_:)``) before it
+  /// announces the changes the save holds (on failure it undoes them all); without one,
   /// a failure is only the daemon's to report and retry.
   case save(StateSnapshot, awaiting: SaveToken?)
   /// The answer to the request with `token`.

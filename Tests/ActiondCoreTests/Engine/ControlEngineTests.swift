@@ -21,8 +21,14 @@ private final class Recorder: EngineTestOutput {
   func readValue(_ job: ControlEngine.ValueReadJob) { reads.append(job) }
   /// When set, saving fails with it (a full disk).
   var saveError: ProtocolError?
+  /// How many of the next saves fail (a disk that is full for a moment).
+  var failingSaves = 0
   func persist(_ state: StateSnapshot) throws(ProtocolError) {
     if let saveError { throw saveError }
+    if failingSaves > 0 {
+      failingSaves -= 1
+      throw ProtocolError(.stateNotSaved, "disk full for a moment")
+    }
     persisted.append(state)
   }
 }
@@ -221,6 +227,91 @@ private func configuration(
     engine.set(timer, to: true) { setResult = $0 }
     #expect(engine.value(of: timer) == .on)
     #expect(recorder.persisted.last?.values == ["org.example.timer": true])
+  }
+
+  /// Two buttons whose holds turn two store-backed toggles on at the same deadline, and
+  /// a third button whose hold holds one on momentarily.
+  private func twoHoldsConfiguration(fanMomentary: Bool = false) throws -> Configuration {
+    try ConfigurationLoader.load(
+      main: ConfigurationSource(
+        name: "two.json",
+        text: """
+          {
+            buttons: [
+              { name: "action", key: "KEY_PROG1", holdThresholdMs: 600 },
+              { name: "foot", key: "KEY_B", holdThresholdMs: 600 },
+            ],
+            controls: [
+              { kind: "org.example.timer", type: "toggle", displayName: "Timer", intent: { type: "state" } },
+              { kind: "org.example.fan", type: "toggle", displayName: "Fan", intent: { type: "state" } },
+            ],
+            assignments: { action: "org.example.timer", foot: { hold: { kind: "org.example.fan", momentary: \(fanMomentary) } } },
+          }
+          """))
+  }
+
+  /// Issue 32: one input (a deadline) performs two store-backed holds, so it asks for two
+  /// saves. The first fails and its change is undone; the state written afterwards must
+  /// not hold the undone change (it did: the second save carried a snapshot taken before
+  /// the undo).
+  @Test func aSaveAfterAnUndoneChangeDoesNotWriteTheUndoneChange() throws {
+    let recorder = Recorder()
+    let engine = EngineHarness(configuration: try twoHoldsConfiguration(), output: recorder)
+    engine.start()
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.deviceBound(button: "foot", device: "/dev/input/event1", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
+    engine.keyEvent(button: "foot", code: 48, value: 1, at: t0)
+    recorder.failingSaves = 1
+    recorder.persisted = []
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    let timer = try #require(engine.assignment(of: "action"))
+    let fan = try #require(engine.assignment(of: "foot"))
+    // Each hold ends once: performed (stored) or failed (not stored, so not made).
+    let outcomes = recorder.events.filter { $0.name == .performed || $0.name == .failed }
+    #expect(outcomes.count == 2)
+    #expect(outcomes.contains { $0.name == .failed })
+    var failed: Set<String> = []
+    for case .failed(let kind, _, _, _, _) in outcomes { failed.insert(kind) }
+    for instance in [timer, fan] {
+      #expect(engine.value(of: instance) == (failed.contains(instance.kind) ? .off : .on), "\(instance.kind)")
+    }
+    // What is on disk is what the engine holds: never a change it undid.
+    #expect((recorder.persisted.last ?? .empty) == engine.persistentState, "\(recorder.persisted)")
+    for kind in failed { #expect(recorder.persisted.allSatisfy { $0.values[kind] == nil }, "\(kind)") }
+    // Saving works again: so do both holds (each turns its toggle over).
+    let before = [timer, fan].map { engine.value(of: $0) == .on }
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .seconds(1))
+    engine.keyEvent(button: "foot", code: 48, value: 0, at: t0 + .seconds(1))
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .seconds(2))
+    engine.keyEvent(button: "foot", code: 48, value: 1, at: t0 + .seconds(2))
+    engine.deadlineReached(at: t0 + .seconds(2) + .milliseconds(600))
+    #expect(engine.value(of: timer) == ControlValue(!before[0]))
+    #expect(engine.value(of: fan) == ControlValue(!before[1]))
+    #expect(recorder.persisted.last?.values == ["org.example.timer": !before[0], "org.example.fan": !before[1]])
+  }
+
+  /// Issue 32, the reload's way: a reload ends a momentary hold (its off asks for a
+  /// save that fails, and is undone), then saves what the reload itself changed. That
+  /// save must not write the off the engine undid.
+  @Test func aReloadsSaveAfterAnUndoneOffDoesNotWriteTheOff() throws {
+    let recorder = Recorder()
+    let engine = EngineHarness(configuration: try twoHoldsConfiguration(fanMomentary: true), output: recorder)
+    engine.start()
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    engine.deviceBound(button: "foot", device: "/dev/input/event1", keyDown: false, at: t0)
+    engine.keyEvent(button: "foot", code: 48, value: 1, at: t0)
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    let fan = try #require(engine.assignment(of: "foot"))
+    #expect(engine.value(of: fan) == .on)
+    #expect(recorder.persisted.last?.values == ["org.example.fan": true])
+    // The reload makes the fan's hold an ordinary one: the momentary hold ends, its off fails.
+    recorder.failingSaves = 1
+    engine.apply(configuration: try twoHoldsConfiguration(fanMomentary: false), at: t0 + .milliseconds(700))
+    #expect(engine.value(of: fan) == .on, "the off was not stored, so it was not made")
+    #expect(recorder.persisted.last?.values == ["org.example.fan": true], "\(recorder.persisted)")
+    #expect(recorder.persisted.last == engine.persistentState)
   }
 
   // MARK: Store keys

@@ -36,7 +36,10 @@ import Testing
   ///   end (once its commands finished);
   /// - a button's gesture performs only in the step that announced that gesture
   ///   (`held`, `double-pressed`, `long-held`), or when its momentary toggle goes off;
-  /// - the timer is armed for no deadline earlier than the input's time.
+  /// - the timer is armed for no deadline earlier than the input's time;
+  /// - after each input, the state last written is the engine's: a save the engine waits
+  ///   for fails now and then (its change is undone), and what is on disk never holds a
+  ///   change the engine undid.
   @Test func randomInputSequencesKeepTheInvariants() {
     for index in 0..<Self.cases {
       let seed = Self.baseSeed &+ UInt64(index)
@@ -54,6 +57,7 @@ import Testing
     var asked = Set<UInt64>()
     var nextToken: UInt64 = 1
     var down = ["action": false, "foot": false]
+    var disk = engine.persistentState
     var failure: String?
 
     func feed(_ input: EngineInput, at time: MonotonicInstant) {
@@ -90,13 +94,21 @@ import Testing
           if deadline < time { failure = failure ?? "armed for \(deadline), before the input's \(time)" }
         case .armTimer(nil):
           armed = nil
-        case .save(_, let token?):
-          queue.insert(contentsOf: engine.handle(.saved(token, nil)), at: 0)
+        case .save(let state, nil):
+          disk = state
+        case .save(let state, let token?):
+          let fails = rng.next() % 5 == 0
+          if !fails { disk = state }
+          let error = fails ? ProtocolError(.stateNotSaved, "disk full for a moment") : nil
+          queue.insert(contentsOf: engine.handle(.saved(token, error)), at: 0)
         case .reply(let token, _):
           if !answered.insert(token.rawValue).inserted { failure = failure ?? "token \(token.rawValue) answered twice" }
         default:
           break
         }
+      }
+      if disk != engine.persistentState {
+        failure = failure ?? "after \(input) the disk holds \(disk), the engine \(engine.persistentState)"
       }
     }
 

@@ -215,15 +215,3 @@ import Testing
     #expect(f.takeCalls().isEmpty)
   }
 }
-
-/// Names in a directory (not `.`/`..`), sorted.
-private func directoryEntries(_ path: String) throws -> [String] {
-  guard let dir = opendir(path) else { throw Errno.current }
-  defer { closedir(dir) }
-  var names: [String] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    if name != "." && name != ".." { names.append(name) }
-  }
-  return names.sorted()
-}

@@ -28,6 +28,16 @@ private final class Harness {
     return events
   }
 
+  /// Starts buttons "a" (KEY_PROG1) and "b" (KEY_PROG2), both on the device named "test
+  /// keys", and takes what that reported.
+  func startTwoButtons() throws {
+    try manager.start([
+      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
+      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
+    ])
+    _ = take()
+  }
+
   func udev(_ action: DeviceChangeAction, _ info: InputDeviceInfo, result: MonitorReadResult = .drained) {
     backend.monitor.pending.append(DeviceChange(action: action, device: info))
     backend.monitor.result = result
@@ -63,11 +73,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
   @Test func keyEventsAreRoutedByCodeWithKernelTimestamps() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2, 30])
-    try h.manager.start([
-      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
-      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
-    ])
-    _ = h.take()
+    try h.startTwoButtons()
     let handle = try #require(h.backend.handle(dev.syspath))
     handle.pending = [
       .key(code: keyProg1, value: 1, at: at(5)), .key(code: 30, value: 1, at: at(6)),
@@ -296,11 +302,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
   @Test func aReloadKeepsUnchangedButtonsBoundSilentlyUnderTheirNewIndex() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2], down: [keyProg2])
-    try h.manager.start([
-      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
-      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
-    ])
-    _ = h.take()
+    try h.startTwoButtons()
     // "b" is unchanged and moves to index 0; "a" changed (it is re-announced).
     h.manager.reconfigure(
       [
@@ -320,11 +322,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
   @Test func keysTheKernelReleasedAreReportedAsSuchNotAsAResync() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])
-    try h.manager.start([
-      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
-      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
-    ])
-    _ = h.take()
+    try h.startTwoButtons()
     let handle = try #require(h.backend.handle(dev.syspath))
     handle.pending = [.key(code: keyProg1, value: 1, at: at(5)), .releasedByKernel(at: at(9))]
     handle.failure = .noSuchDevice
@@ -339,11 +337,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
   @Test func droppedEventsResyncEveryButtonOfTheDevice() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2])
-    try h.manager.start([
-      ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys")),
-      ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
-    ])
-    _ = h.take()
+    try h.startTwoButtons()
     let handle = try #require(h.backend.handle(dev.syspath))
     handle.pending = [.key(code: keyProg1, value: 1, at: at(5)), .resynced(at: at(9))]
     handle.downAfterResync = [keyProg2]

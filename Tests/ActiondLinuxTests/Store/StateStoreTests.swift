@@ -111,15 +111,7 @@ import Testing
   @Test func aFIFOAsTheStateFileIsRefusedAtOnce() throws {
     let dir = try TemporaryDirectory()
     guard mkfifo(dir.file("state.json"), 0o644) == 0 else { throw Errno.current }
-    let sink = RecordingLogSink()
-    let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
-    let (snapshot, outcome) = store.load()
-    #expect(snapshot == .empty)
-    guard case .unreadable(let reason) = outcome else {
-      Issue.record("expected unreadable, got \(outcome)")
-      return
-    }
-    #expect(reason.contains("not a regular file (a FIFO)"))
+    let (store, sink) = loadRefused(dir, kind: "a FIFO")
     #expect(sink.records(event: "state-unreadable").count == 1)
     #expect(throws: (any Error).self) { try store.save(sample) }
   }
@@ -138,15 +130,7 @@ import Testing
   @Test func anUnreadableFileIsNeitherMovedNorOverwritten() throws {
     let dir = try TemporaryDirectory()
     #expect(mkdir(dir.file("state.json"), 0o755) == 0)  // refused: not a regular file
-    let sink = RecordingLogSink()
-    let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
-    let (snapshot, outcome) = store.load()
-    #expect(snapshot == .empty)
-    guard case .unreadable(let reason) = outcome else {
-      Issue.record("expected unreadable, got \(outcome)")
-      return
-    }
-    #expect(reason.contains("not a regular file (a directory)"))
+    let (store, sink) = loadRefused(dir, kind: "a directory")
     #expect(throws: StateStoreError.self) { try store.save(sample) }
     #expect(dir.entries() == ["state.json"])
     #expect(sink.records(event: "state-unreadable").first?.level == .error)
@@ -224,6 +208,22 @@ import Testing
 
 /// The seed of a randomized test: `ACTIOND_TEST_SEED` when set (to replay a failure),
 /// else a fresh one.
+/// A store on `dir`, whose state.json is not a regular file (`kind`: "a FIFO", "a
+/// directory"), loaded: nothing is loaded and the reason says what the file is. The sink
+/// holds what it logged.
+private func loadRefused(_ dir: TemporaryDirectory, kind: String) -> (StateStore, RecordingLogSink) {
+  let sink = RecordingLogSink()
+  let store = StateStore(directory: dir.path, logger: Logger(sink: sink))
+  let (snapshot, outcome) = store.load()
+  #expect(snapshot == .empty)
+  if case .unreadable(let reason) = outcome {
+    #expect(reason.contains("not a regular file (\(kind))"), "\(reason)")
+  } else {
+    Issue.record("expected unreadable, got \(outcome)")
+  }
+  return (store, sink)
+}
+
 private func testSeed() -> UInt64 {
   if let text = getenv("ACTIOND_TEST_SEED"), let seed = UInt64(String(cString: text)) { return seed }
   var system = SystemRandomNumberGenerator()

@@ -36,7 +36,12 @@ final class TemporaryDirectory {
 
 /// The names in the directory at `path` but `.` and `..`, sorted; none when it cannot be read.
 func listDirectory(_ path: String) -> [String] {
-  guard let dir = opendir(path) else { return [] }
+  (try? directoryEntries(path)) ?? []
+}
+
+/// Names in a directory (not `.`/`..`), sorted; the error when it cannot be opened.
+func directoryEntries(_ path: String) throws -> [String] {
+  guard let dir = opendir(path) else { throw Errno.current }
   defer { closedir(dir) }
   var names: [String] = []
   while let entry = readdir(dir) {
@@ -50,15 +55,7 @@ func removeTree(_ path: String) {
   var info = stat()
   guard lstat(path, &info) == 0 else { return }
   if info.st_mode & S_IFMT == S_IFDIR {
-    if let dir = opendir(path) {
-      var children: [String] = []
-      while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != "." && name != ".." { children.append(name) }
-      }
-      closedir(dir)
-      for child in children { removeTree(path + "/" + child) }
-    }
+    for child in listDirectory(path) { removeTree(path + "/" + child) }
     rmdir(path)
   } else {
     unlink(path)

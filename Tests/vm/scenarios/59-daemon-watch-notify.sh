@@ -3,9 +3,14 @@
 # one notification from the hint to the result: the first notify-send creates it with the bar
 # at the start (the value hint), timer steps fill the bar toward the threshold while the key is
 # down, `held` fills it, then "Performing…" and the result replace it (--replace-id with the
-# printed id), and nothing follows the release. The image has no D-Bus or X server, so
-# notify-send is a stand-in that logs its arguments and prints id 41; the test-notify tier
-# proves the same stream on a real notification server (dunst under Xvfb).
+# printed id), and nothing follows the release. `held`, "Performing…" and the result come
+# together (the intent, a state toggle, ends at once), and notify-send runs one at a time per
+# button: whatever comes while the previous one still runs (a loaded host) collapses into the
+# newest, as actionctl(1) documents. So the full bar and "Performing…" each show at most once
+# and may be skipped; the result always shows, last (NotifyTests pin each step's content;
+# this checks the stream a real press gives through the real notify-send path). The image has
+# no D-Bus or X server, so notify-send is a stand-in that logs its arguments and prints id 41;
+# the test-notify tier proves the same stream on a real notification server (dunst under Xvfb).
 # timeout: 60
 . "$VM_LIB"
 need_daemon
@@ -50,11 +55,17 @@ case $steps in
   "not increasing") fail "the bar went back: $values" ;;
 esac
 [ "$steps" -ge 1 ] || fail "no step of the bar between the press and the threshold: $values"
-expect_count notify.log '--hint=int:value:100 ' 1
-expect_line notify.log '-- VM Timer Performing…$'
+full=$(count_lines notify.log '--hint=int:value:100 ')
+[ "$full" -le 1 ] || fail "the full bar shown $full times for one hold"
+performing=$(count_lines notify.log ' -- VM Timer Performing…$')
+[ "$performing" -le 1 ] || fail "\"Performing…\" shown $performing times for one hold"
+if [ "$performing" = 1 ]; then
+  [ "$(tail -n 2 notify.log | head -n 1)" = "$(grep -- ' -- VM Timer Performing…$' notify.log)" ] \
+    || fail "\"Performing…\" is not right before the result"
+fi
 [ "$(tail -n 1 notify.log)" = "$(grep -- ' -- VM Timer Running$' notify.log)" ] \
   || fail "the result is not the last notification"
-# Bounded: the press, at most three steps, held, performing, performed.
-expect_between "$calls" 4 7 "notify-send calls for one hold"
+# Bounded: the press, one to three steps, held, performing, performed.
+expect_between "$calls" 3 7 "notify-send calls for one hold"
 stop_daemon
 dev_stop a
