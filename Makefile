@@ -14,12 +14,15 @@ SHELL := /bin/bash
 # ACTIOND_CACHE: the one directory under which the project keeps everything it downloads, and
 # what it makes from those downloads alone, across runs (never the build: that is .build):
 #   cross-arm64/        scripts/cross-arm64: the trixie compiler root, the arm64 sysroot and SDK
-#                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`)
+#                       (CROSS_CACHE; ~3.3 GB on Debian 12, ~0.4 GB where swiftlang is `swift`),
+#                       and builds/: the last few arm64 builds (~70 MB each), by a key of all
+#                       they are made from, so the same one is not compiled twice
+#                       (CI's two roots, both at /src; a rebuild after `make clean`)
 #   vm/SUITE/           Debian SUITE's kernel and udev, unpacked (Tests/vm/fetch.sh; SUITE is
 #                       this machine's release for test-vm, test-systemd, test-static, and
 #                       trixie for test-deb-debian13, with its guest root), ~0.5-0.65 GB each
 #   vm/bookworm-arm64/  test-arm64's guest: Debian 12's arm64 kernel, udev, libraries (~0.1 GB)
-# Keyed by what the content depends on (a Debian suite, a compiler version), so machines of
+# Keyed by what the content depends on (a Debian suite, a compiler version, sources), so machines of
 # two releases may share one (CI's fresh roots do: scripts/fresh-root, FRESH_CACHE). Every
 # entry is complete or absent: a run killed halfway leaves nothing a later run takes for
 # done. `make clean` keeps it; `make clean-cache` removes it (everything is fetched again).
@@ -58,11 +61,19 @@ include $(sort $(wildcard mk/*.mk))
 ## deps: install the Debian packages that are missing, and say which (nothing when all are
 ## there). Every package a tier needs is named in its mk/*.mk, also those Debian only
 ## recommends: they are installed with --no-install-recommends, as on a minimal system.
+## A name an installed package provides is there (binutils-gold on Debian 12 is binutils'),
+## as apt-get would have it: without this every tier's deps ran apt-get on Debian 12.
+## The package lists are updated first unless deps updated them in the last hour
+## (.build/deps-apt-updated; each tier of `make test` that needs something new would
+## otherwise update them again), and always when an install from lists that recent fails
+## or they lack swiftlang.
 ## Without a `swift` on PATH it installs Debian's own toolchain, swiftlang (Debian 13 and
 ## later); where apt has none (Debian 12) it says where to get one and stops.
 deps:
-	@missing=""; for p in $(sort $(APT_PACKAGES)); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	@have=$$(dpkg-query -W -f='$${db:Status-Abbrev}|$${Package}|$${Provides}\n' 2>/dev/null | awk -F'|' \
+	  '$$1 == "ii " { print $$2; n = split($$3, v, ","); for (i = 1; i <= n; i++) { sub(/^ +/, "", v[i]); sub(/ .*/, "", v[i]); print v[i] } }'); \
+	missing=""; for p in $(sort $(APT_PACKAGES)); do \
+	  grep -qxF "$$p" <<<"$$have" || missing="$$missing $$p"; \
 	done; \
 	if ! command -v $(SWIFT) >/dev/null 2>&1; then \
 	  [ "$(SWIFT)" = swift ] || { echo "deps: SWIFT=$(SWIFT) is not a command"; exit 1; }; \
@@ -72,8 +83,13 @@ deps:
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  apt="$$SUDO apt-get -o Acquire::Retries=3 -o DPkg::Lock::Timeout=120"; \
 	  log=$$(mktemp); \
-	  $$apt update -qq >"$$log" 2>&1 || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get update failed (output above)"; exit 1; }; \
+	  update() { $$apt update -qq >"$$log" 2>&1 || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get update failed (output above)"; exit 1; }; \
+	    mkdir -p .build && touch .build/deps-apt-updated; }; \
+	  install() { DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing >"$$log" 2>&1; }; \
+	  recent=$$(find .build/deps-apt-updated -mmin -60 2>/dev/null || true); \
+	  [ -n "$$recent" ] || update; \
 	  case " $$missing " in *" swiftlang "*) \
+	    apt-cache show swiftlang >/dev/null 2>&1 || [ -z "$$recent" ] || { update; recent=""; }; \
 	    if ! apt-cache show swiftlang >/dev/null 2>&1; then \
 	      rm -f "$$log"; \
 	      echo "deps: no Swift toolchain: no \`swift\` on PATH, and this system's apt has none to install"; \
@@ -85,7 +101,7 @@ deps:
 	    echo "deps: no \`swift\` on PATH: installing Debian's Swift toolchain (swiftlang, about 450 MB)";; \
 	  esac; \
 	  echo "deps: installing:$$missing"; \
-	  DEBIAN_FRONTEND=noninteractive $$apt install -y -qq --no-install-recommends $$missing >"$$log" 2>&1 \
+	  install || { [ -n "$$recent" ] && update && install; } \
 	    || { cat "$$log"; rm -f "$$log"; echo "deps: apt-get failed (output above)"; exit 1; }; \
 	  rm -f "$$log"; \
 	fi

@@ -9,9 +9,19 @@
 #                         kept by `make clean`, removed by `make clean-cross`)
 #   make test-arm64       that and test-deb's checks of it (make test-deb ARCH=arm64), then
 #                         Tests/vm/arm64/run.sh: the glibc floor, Debian 13's libraries, udev
-#                         and the real actiond on a gpio-keys button of qemu's `virt` board.
+#                         and the real actiond on a gpio-keys button of qemu's `virt` board;
+#                         and Tests/deb/cross-key.sh: the key of the kept builds (below).
 #                         From nothing 10-15 minutes (a Debian 13 root, ~1 GB once, and a
 #                         full release build); with the cache and unchanged sources about 2.5.
+#
+# The cross build itself is kept: scripts/cross-arm64 files the executables it made under
+# $(CROSS_CACHE)/builds/KEY, KEY a hash of every file git sees, the compiler's and the
+# sysroot's package versions and the paths (the script says exactly what), and copies them
+# from there instead of compiling when the key matches: CI's Debian 13 root after its
+# Debian 12 one (both check out at /src), or a build after `make clean`, compiles nothing
+# the same twice (~2.5 minutes each). The
+# packaging (dpkg-buildpackage, dh_strip, dh_shlibdeps, lintian) and every check and the VM
+# still run each time, with the tools of the machine they run on.
 #
 # The cross build: mmdebstrap makes the compiler root, util-linux's unshare and mount's
 # mount (not in a minimal root) enter it; binutils-aarch64-linux-gnu strips the binaries
@@ -60,8 +70,10 @@ clean-cross:
 	rm -rf $(CROSS_CACHE) .build/cross-arm64
 
 ## test-arm64: builds the arm64 packages and applies test-deb's checks to them (make test-deb
-## ARCH=arm64), then boots their binaries in the aarch64 VM (Tests/vm/arm64/run.sh).
+## ARCH=arm64), checks the kept builds' key (Tests/deb/cross-key.sh), then boots their
+## binaries in the aarch64 VM (Tests/vm/arm64/run.sh).
 test-arm64: deps
 	@start=$$(date +%s); $(MAKE) --no-print-directory test-deb ARCH=arm64; \
 	echo "test-arm64: make test-deb ARCH=arm64 (cross build, packages, their checks) took $$(($$(date +%s) - start)) s"
+	Tests/deb/cross-key.sh
 	Tests/vm/arm64/run.sh .build/deb/actiond_$(DEB_VERSION)_arm64.deb

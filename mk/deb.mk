@@ -35,7 +35,8 @@ DEB_MQTT_FILE = $(DEB_DIR)/actiond-mqtt_$(DEB_VERSION)_$(DEB_ARCH).deb
 ## crossbuildcanrunhostbinaries tells debhelper that CROSS_RUN runs them for the check.
 ## The packages of the sources as they are are not built twice (test-deb, then
 ## test-deb-debian13, in one `make test`): DEB_STAMP holds a hash of every file git sees
-## (committed or not, ignored ones left out), the toolchain's version and the build's
+## (committed or not, ignored ones left out), the toolchain's version (for a cross build
+## also the cross compiler's and sysroot's: $(CROSS) build-key) and the build's
 ## options, written after a build; while it matches and the packages are there, `deb` says
 ## so and builds nothing. Outside a git checkout it always builds.
 DEB_STAMP = $(DEB_DIR)/.built-$(DEB_ARCH)
@@ -46,7 +47,8 @@ deb: deps $(if $(CROSS_ARCH),cross-prepare)
 	key=""; \
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  key=$$( { git ls-files -z -co --exclude-standard | xargs -0 sha256sum 2>/dev/null || true; \
-	    $(SWIFT) --version 2>&1; echo "$(DEB_ARCH) $(CROSS_ARCH) $(DEB_BUILD_OPTIONS)"; } | sha256sum | cut -c1-32); \
+	    $(SWIFT) --version 2>&1; $(if $(CROSS_ARCH),$(CROSS) build-key;) \
+	    echo "$(DEB_ARCH) $(CROSS_ARCH) $(DEB_BUILD_OPTIONS)"; } | sha256sum | cut -c1-32); \
 	fi; \
 	if [ -n "$$key" ] && [ -f $(DEB_FILE) ] && [ -f $(DEB_MQTT_FILE) ] && [ "$$(cat $(DEB_STAMP) 2>/dev/null)" = "$$key" ]; then \
 	  echo "deb: $(DEB_FILE) $(DEB_MQTT_FILE): up to date, built from these very sources ($(DEB_STAMP))"; exit 0; \

@@ -71,14 +71,20 @@ for r in "$repo"/udev-rules/*.rules "$here"/rules/*.rules; do
   [[ -f $r ]] && rules+=(--rules "$r")
 done
 
-# Round-robin into batches; each batch is one boot.
+# Into batches, each one boot, dealt in a snake (batch 1, 2, ..., N, then N, ..., 2, 1, ...):
+# the scenarios grow longer with their numbers (the daemon's come last), so plain round-robin
+# gave the last batch the longer one of every round (CI: 193 s against 151 s of scenarios,
+# the tier waiting on the longer); the snake evens them (174 against 170).
 ((jobs >= 1)) || jobs=1
 ((jobs <= ${#scenarios[@]})) || jobs=${#scenarios[@]}
 rm -rf "$out" && mkdir -p "$out"
 pids=()
 for ((b = 0; b < jobs; b++)); do
   args=() names=() net=()
-  for ((i = b; i < ${#scenarios[@]}; i += jobs)); do
+  for ((i = 0; i < ${#scenarios[@]}; i++)); do
+    pos=$((i % jobs))
+    (((i / jobs) % 2 == 0)) || pos=$((jobs - 1 - pos))
+    ((pos == b)) || continue
     args+=(--scenario "${scenarios[i]}")
     names+=("$(basename "${scenarios[i]}" .sh)")
     grep -qE '^# needs:(.* )? ?net( |$)' "${scenarios[i]}" && net=(--net)
