@@ -8,10 +8,10 @@ import Glibc
 /// event loop, the process runner, the socket server, the feedback lights and the state
 /// store. It decides nothing: every outcome goes back to the engine as a new input.
 ///
-/// Order (docs/architecture.md): the commands an input starts are spawned first (at a
-/// hold's deadline a person's finger is on the key, waiting for them), then every other
-/// effect in the order the engine produced it: announcements (subscribers, then the
-/// log), feedback, the timer, value reads, writes and provider requests, saves, replies. A save the engine waits for is
+/// Order (docs/architecture.md): the engine's. At a deadline the announcements are
+/// batched: those before a spawn (`held`, `performing`) go out together right before it,
+/// so the subscriber does not wait for the spawn; the feedback's writes wait until the
+/// end of the turn. A save the engine waits for is
 /// answered (``EngineInput/saved(_:_:)``) right away, before the next effect. Inputs that
 /// arrive while effects are carried out (a completion reported synchronously) wait in a
 /// queue: the engine is never entered from inside itself.
@@ -145,13 +145,14 @@ final class EffectInterpreter {
 
   /// Carries out `effects` in the documented order (see the type's comment).
   private func carryOut(_ effects: [EngineEffect]) {
-    // What the person holding the key waits for: the command, spawned before anything is
-    // said. Only spawns go first: a write or a provider request stays in its place (a
-    // provider client that also subscribes sees its request after `performing`, as before).
-    for case .startCommand(let job) in effects where job.isSpawn { runIntent(job) }
     for effect in effects {
       switch effect {
-      case .startCommand(let job): if !job.isSpawn { runIntent(job) }
+      case .startCommand(let job):
+        // At a deadline what was announced before it (`held`, `performing`) goes out now,
+        // one send per subscriber, then the spawn: the subscriber reads `held` at once,
+        // and the command waits for one send, not one per line.
+        if job.isSpawn { server?.sendBatched() }
+        runIntent(job)
       case .prepareCommand(let job): prepareIntent(job)
       case .discardPrepared: discardPreparedHold()
       case .announce(let event): announce(event)
@@ -279,7 +280,10 @@ extension EffectInterpreter {
       // The tick's writes wait until the engine has started the hold's command (still in
       // this turn): taking a sysfs LED from its trigger can block for milliseconds.
       self.feedback.holdWrites()
+      // What the deadline announces goes to each subscriber in one send (``carryOut(_:)``).
+      self.server?.beginBatch()
       self.submit(.deadline(at: now))
+      self.server?.endBatch()
       self.feedback.flushWrites()
       self.handlingDeadline = false
       if let quiet { self.loop.endQuiet(quiet) }

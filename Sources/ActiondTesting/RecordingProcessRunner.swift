@@ -25,6 +25,8 @@ public final class RecordingProcessRunner: ProcessRunning {
   public private(set) var terminateAllCount = 0
   /// The runs the last `terminateAll` spared.
   public private(set) var lastSpared: Set<ProcessRunID> = []
+  /// Called with each request as `run` records it (what else has happened by then).
+  public var onRun: ((ProcessRequest) -> Void)?
 
   public init() {}
 
@@ -43,6 +45,7 @@ public final class RecordingProcessRunner: ProcessRunning {
     runs.append(Run(id: id, request: request, output: output, completion: completion, completed: false))
     ranPrepared.append(prepared == request)
     if prepared == request { prepared = nil }
+    onRun?(request)
     return id
   }
 

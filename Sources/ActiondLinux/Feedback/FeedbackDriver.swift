@@ -7,8 +7,11 @@ import ActiondCore
 /// the engine handles a deadline (``holdWrites()``/``flushWrites()``): then they wait
 /// until the engine is done, still in that turn, so that the hold's command starts first.
 /// Taking a sysfs LED from its trigger waits for the kernel (an RCU grace period, measured
-/// 9–30 ms under TCG: docs/benchmarks-notebook.md), and the command must not wait for that. Their
-/// one deadline is one timer on the daemon's loop, armed only while a timed step runs.
+/// 9–30 ms under TCG: docs/benchmarks-notebook.md), and neither the command nor the tick
+/// must wait for that: an output that shows `held` is taken at its press's key-down
+/// (``FeedbackLight/prepare()``), showing what it showed, and given back when the press
+/// ends with nothing shown. Their one deadline is one timer on the daemon's loop, armed
+/// only while a timed step runs.
 ///
 /// A light that cannot be written (device gone, no permission) is logged once, when it
 /// starts failing, not at every blink; it never disturbs the press or the intent.
@@ -29,6 +32,9 @@ package final class FeedbackDriver {
   package private(set) var generation: UInt64 = 0
   /// Writes held back until ``flushWrites()`` (nil: written at once).
   private var heldWrites: [FeedbackSchedulers.Action]?
+  /// Outputs taken at their press's key-down (``FeedbackLight/prepare()``) that no write
+  /// has shown anything on since: given back when the press ends at rest.
+  private var prepared: Set<Int> = []
 
   package init(loop: EventLoop, logger: Logger, factory: any FeedbackLightFactory) {
     self.loop = loop
@@ -67,6 +73,54 @@ package final class FeedbackDriver {
   package func moment(_ moment: EventName, button: String) {
     guard !stopped else { return }
     apply(schedulers.moment(moment, button: button, at: loop.now()))
+    if moment == .pressed {
+      prepare(button: button)
+    } else if moment.endsPress {
+      unprepare(button: button)
+    }
+  }
+
+  /// The key-down of `button`: each of its outputs that shows `held` and rests given back
+  /// is taken now (its taking may block), so that the threshold's tick is one write.
+  private func prepare(button: String) {
+    // Writes held back (a deadline being handled) must not be overtaken; the tick then
+    // takes the light itself, as without this.
+    guard heldWrites == nil else { return }
+    for i in schedulers.schedulers.indices where schedulers.buttons[i] == button && !prepared.contains(i) {
+      let scheduler = schedulers.schedulers[i]
+      guard scheduler.output.moments.contains(.held), scheduler.shown == .release, !scheduler.isShowing else {
+        continue
+      }
+      do {
+        if try lights[i].prepare() {
+          prepared.insert(i)
+          if failing.remove(i) != nil {
+            logger.info("feedback on \(lights[i].label) works again", event: "feedback-recovered")
+          }
+        }
+      } catch {
+        failed(i, error)
+      }
+    }
+  }
+
+  /// The press of `button` ended: a light taken at its key-down that shows nothing now is
+  /// given back (one that shows a pattern is given back at the pattern's end, as ever).
+  private func unprepare(button: String) {
+    for i in prepared.sorted() where schedulers.buttons[i] == button {
+      let scheduler = schedulers.schedulers[i]
+      guard scheduler.shown == .release, !scheduler.isShowing else { continue }
+      prepared.remove(i)
+      release(i)
+    }
+  }
+
+  private func release(_ i: Int) {
+    do {
+      try lights[i].release()
+    } catch {
+      failed(i, error)
+    }
   }
 
   /// The value of `button`'s hold control (what its indicators show).
@@ -117,6 +171,9 @@ package final class FeedbackDriver {
     // What waited goes out first: the lights are unbound right after.
     flushWrites()
     apply(schedulers.end())
+    // Taken at a key-down, showing nothing: given back too (the schedulers wrote nothing).
+    for i in prepared.sorted() where i < lights.count { release(i) }
+    prepared = []
     for light in lights { light.unbind() }
   }
 
@@ -144,6 +201,8 @@ package final class FeedbackDriver {
     }
     for action in actions where action.output < lights.count {
       let light = lights[action.output]
+      // A write shows the scheduler's state from now on: its rest gives the light back.
+      prepared.remove(action.output)
       do {
         let wrote: Bool
         switch action.write {

@@ -24,6 +24,11 @@ public protocol FeedbackLight: AnyObject {
   /// Restores what the light showed before it was taken; nothing (false) when it is not
   /// taken, or its device went away with it.
   @discardableResult func release() throws(FeedbackLightError) -> Bool
+  /// A press that may show a moment at its threshold starts: a light whose taking can
+  /// block takes itself now, still showing what it showed, so that the threshold's first
+  /// write does not wait (a sysfs LED leaving its trigger waits for an RCU grace period,
+  /// 10–30 ms). True when it took itself; ``release()`` gives it back as usual.
+  @discardableResult func prepare() throws(FeedbackLightError) -> Bool
   /// The output was configured, or its button's device appeared: a beeper or motor checks
   /// its device and uploads its effect now (an LED needs nothing: it is taken at its first
   /// write).
@@ -34,6 +39,8 @@ public protocol FeedbackLight: AnyObject {
 }
 
 extension FeedbackLight {
+  /// Taking costs nothing worth moving (an `EV_LED` write, a beeper): nothing is done early.
+  @discardableResult public func prepare() throws(FeedbackLightError) -> Bool { false }
   public func bind() throws(FeedbackLightError) {}
   public func unbind() {}
 }
@@ -114,15 +121,29 @@ public final class SysfsLED: FeedbackLight {
   }
 
   @discardableResult public func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
-    if saved == nil {
-      let trigger = SysfsLED.activeTrigger(try read("trigger"))
-      let brightness = try read("brightness").trimmingSpaces
-      maximum = try read("max_brightness").trimmingSpaces
-      if trigger != "none" && trigger != nil { try write("trigger", "none") }
-      saved = (trigger, brightness)
-    }
+    if saved == nil { try take() }
     try write("brightness", on ? maximum : "0")
     return true
+  }
+
+  /// Taken at the key-down of a press whose threshold it shows: the trigger's RCU wait is
+  /// paid then, not at the threshold. Leaving a trigger turns the LED off, so what it
+  /// showed is written back: nothing is seen until a pattern shows.
+  @discardableResult public func prepare() throws(FeedbackLightError) -> Bool {
+    guard saved == nil else { return false }
+    if try take(), let brightness = saved?.brightness, brightness != "0" { try write("brightness", brightness) }
+    return true
+  }
+
+  /// Saves the trigger and brightness and sets the trigger `none`; true when a trigger was left.
+  @discardableResult private func take() throws(FeedbackLightError) -> Bool {
+    let trigger = SysfsLED.activeTrigger(try read("trigger"))
+    let brightness = try read("brightness").trimmingSpaces
+    maximum = try read("max_brightness").trimmingSpaces
+    let leaves = trigger != "none" && trigger != nil
+    if leaves { try write("trigger", "none") }
+    saved = (trigger, brightness)
+    return leaves
   }
 
   @discardableResult public func release() throws(FeedbackLightError) -> Bool {

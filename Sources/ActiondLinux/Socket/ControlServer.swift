@@ -132,6 +132,9 @@ public final class ControlServer {
   private var nextProviderRequest: UInt64 = 1
   private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
   /// Where several queued lines are joined for one send(2).
+  /// Open ``beginBatch()`` calls, and the clients with lines queued meanwhile.
+  private var batchDepth = 0
+  private var batched: [Connection] = []
   private var writeBuffer: [UInt8] = {
     var b: [UInt8] = []
     b.reserveCapacity(64 * 1024)
@@ -224,6 +227,26 @@ public final class ControlServer {
 
   /// Sends `event` to every subscriber whose filter matches. The line is encoded once
   /// and shared by all queues. Never blocks: a subscriber that cannot keep up is dropped.
+  /// From now until the matching ``endBatch()``, lines for clients are queued, not sent:
+  /// what one loop turn announces (at a hold's deadline `held` and `performing`) reaches
+  /// each client in one send(2), and wakes its reader once. Nests.
+  public func beginBatch() { batchDepth += 1 }
+
+  /// Sends what was queued since the outermost ``beginBatch()``, one send(2) per client
+  /// for as many lines as fit.
+  public func endBatch() {
+    batchDepth -= 1
+    guard batchDepth == 0 else { return }
+    sendBatched()
+  }
+
+  /// Sends what the batch queued so far (one send(2) per client); the batch goes on.
+  public func sendBatched() {
+    let pending = batched
+    batched = []
+    for c in pending where clients[c.info.id] === c && c.head < c.queue.count { flush(c) }
+  }
+
   public func broadcast(_ event: Event) {
     var line: [UInt8]? = nil
     for c in Array(clients.values) where c.subscription?.matches(event) == true && !c.closing {
@@ -703,7 +726,8 @@ public final class ControlServer {
     c.queuedBytes += line.count
     // While its lines are being handled, a client's replies are collected and sent at
     // the end of its turn, in as few send(2) calls as they fit.
-    if c.queue.count - c.head == 1 && !c.handlingLines { flush(c) }
+    guard c.queue.count - c.head == 1 && !c.handlingLines else { return }
+    if batchDepth > 0 { batched.append(c) } else { flush(c) }
   }
 
   /// The client is not reading: drop what it has not started to receive, send `lagged`

@@ -41,6 +41,30 @@ import Testing
     #expect(wired.log.records(event: "performed").count == 1)
   }
 
+  /// At a hold's deadline `held` and `performing` reach a subscriber before the command is
+  /// spawned, sent together (ControlServer's batch: one send per subscriber), so the
+  /// subscriber does not wait for the spawn, nor the spawn for one send per line.
+  @Test func aHoldsAnnouncementsGoOutBeforeItsCommandIsSpawned() throws {
+    let wired = try WiredDaemon()
+    let client = try wired.connect()
+    client.send(#"{"id":1,"request":"subscribe"}"#)
+    try wired.turn(until: "subscribed") {
+      client.readAvailable()
+      return client.answer(.integer(1)) != nil
+    }
+    var atSpawn: [Event] = []
+    wired.runner.onRun = { _ in
+      client.readAvailable()
+      atSpawn = client.events
+    }
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(atSpawn.contains { if case .held = $0 { true } else { false } }, "\(atSpawn)")
+    #expect(atSpawn.contains { if case .performing = $0 { true } else { false } }, "\(atSpawn)")
+  }
+
   /// The socket clients wait around a button's deadline (issue 13, item 14): from
   /// `clientQuiet.before` ahead of it until it is handled, then, after a command it
   /// started, until that command shows life (its first output line or its exit). A key

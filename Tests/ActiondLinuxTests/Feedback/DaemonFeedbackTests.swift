@@ -184,6 +184,37 @@ import Testing
     #expect(wired.log.records(event: "feedback-recovered").isEmpty)
   }
 
+  /// A sysfs LED that ticks on `held` is taken from its trigger at the press's key-down
+  /// (the kernel's RCU wait is paid then, not at the threshold), its brightness written
+  /// back as it was, and given back when the press ends before its threshold.
+  @Test func aSysfsLEDThatTicksOnHeldIsTakenAtTheKeyDown() throws {
+    let leds = try TemporaryDirectory("actiond-leds")
+    try Daemon.makeDirectory(leds.file("ACT"))
+    _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
+    _ = try leds.write("ACT/brightness", "1\n")
+    _ = try leds.write("ACT/max_brightness", "1\n")
+    let wired = try WiredDaemon(
+      feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
+      lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
+    let read = { (name: String) in SmallFile.read(leds.file("ACT/" + name)).text ?? "" }
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    #expect(read("trigger") == "none", "taken at the key-down")
+    #expect(read("brightness") == "1", "showing what it showed")
+    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(150)))
+    #expect(read("trigger") == "heartbeat", "a press without a hold gives it back")
+    #expect(read("brightness") == "1")
+    #expect(wired.runner.runs.isEmpty)
+    // A stop while a press holds the light gives it back too.
+    _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(300)))
+    #expect(read("trigger") == "none")
+    wired.daemon.shutdown(reason: "test")
+    #expect(read("trigger") == "heartbeat", "a stop gives back a light taken at the key-down")
+    #expect(wired.log.records(event: "feedback-failed").isEmpty)
+  }
+
   /// The real sysfs light on a directory shaped like /sys/class/leds/ACT: the tick takes
   /// it over (trigger none, max brightness) and gives it back (trigger and brightness).
   @Test func theTickOnARealSysfsLEDRestoresItsTrigger() throws {

@@ -173,6 +173,30 @@ import Testing
     #expect(all.events.count == 3)
   }
 
+  /// What one turn announces inside a batch (a hold's `held` and `performing`) stays queued
+  /// until the batch ends, then reaches each subscriber together, in order.
+  @Test func aBatchSendsItsAnnouncementsTogetherWhenItEnds() throws {
+    let h = try ServerHarness()
+    let client = try h.connect()
+    client.send(#"{"id":1,"request":"subscribe"}"#)
+    try h.pump([client]) { client.answer(.integer(1)) != nil }
+    let held = Event.held(button: "action", kind: "k", time: .zero)
+    let released = Event.released(button: "action", kind: "k", hint: nil, time: .zero, duration: .zero)
+    h.server.beginBatch()
+    h.server.broadcast(held)
+    h.server.beginBatch()  // nested: only the outermost end sends
+    h.server.broadcast(released)
+    h.server.endBatch()
+    client.readAvailable()
+    #expect(client.events.isEmpty, "nothing is sent before the batch ends")
+    h.server.endBatch()
+    client.readAvailable()
+    #expect(client.events == [held, released])
+    h.server.broadcast(held)
+    client.readAvailable()
+    #expect(client.events.count == 3, "outside a batch a line is sent at once")
+  }
+
   @Test func slowReaderIsDroppedWithLaggedWhileOthersContinue() throws {
     let h = try ServerHarness { $0.outboundLimit = 16 * 1024 }
     let slow = try h.connect()

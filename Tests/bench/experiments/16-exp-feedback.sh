@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+# Experiment (issue 32 item 7), one boot: the threshold tick on a sysfs LED (06-feedback's set-up:
+# the Caps Lock LED class device of an actiond-testdev --leds device, ticking on `held`, the hold
+# running `benchtool record`) with the guest's actiond against the build before the change
+# (actiond-base, given with BENCH_EXTRA_BINS; EXP_SERIES names more builds, actiond-NAME),
+# interleaved rounds, with the C reactor doing the same deadline work (`--subscriber
+# --noblock --spawn`) in each round. Per series: `held`, command start and the tick, all from the
+# same deadlines; docs/benchmarks-notebook.md, hand-written section "The deadline turn's order
+# and the threshold tick, 2026-12-03". Not part of `make bench`:
+#   cp Tests/bench/experiments/16-exp-feedback.sh Tests/vm/bench/
+#   BENCH_ONLY=16-exp-feedback BENCH_N=100 EXP_ROUNDS=3 EXP_SERIES=prep \
+#     BENCH_EXTRA_BINS="/tmp/actiond-base /tmp/actiond-prep" \
+#     Tests/bench/vm.sh RELEASE_BIN_DIR BENCHTOOL OUT_DIR
+#   python3 Tests/bench/experiments/exp-feedback.py OUT_DIR/serial.log
+# timeout: 2600
+. "$VM_LIB"
+. /vm/bench-lib.sh
+
+. /vm/exp-lib.sh
+
+dev_start b --preset gpio-keys --name actiond-bench-led --keys KEY_F1 --leds LED_CAPSL
+LED=$(grep -lx actiond-bench-led /sys/class/leds/input*::capslock/device/name)
+LED=${LED%/device/name}
+LED=${LED##*/}
+[ -n "$LED" ] || fail "no Caps Lock LED class device for actiond-bench-led: $(ls /sys/class/leds)"
+echo "trigger before: $(cat /sys/class/leds/$LED/trigger)" >led-trigger.log
+
+fb_holds() {  # TAG BIN [WRAPPER...]
+  _t=$1; _fb=$2; shift 2
+  _fbt=$_t  # step clobbers _t
+  bdev_start actiond-bench-button "$WORK/$_t-down.log"
+  cat >"$_t-config.json" <<CONFIG
+{
+  socket: { path: "$SOCK", mode: "0660" },
+  stateDirectory: "$STATE",
+  controlsDirectory: "$WORK/controls.d",
+  buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
+               holdThresholdMs: $BENCH_HOLD_MS, feedback: [{ sysfs: "$LED", on: ["held"] }] } ],
+  controls: [
+    { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
+      valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
+      intent: { type: "exec", argv: ["$BENCHTOOL", "record", "actiond", "$WORK/$_t-rec.log"] },
+      value: { type: "store", initial: false } },
+  ],
+  assignments: { action: { kind: "org.actiond.bench.record" } },
+}
+CONFIG
+  _from=$(wc -l <b.log)
+  act_launch "$_t" "$_fb" "$@"
+  step "actiond $_t ($_fb $*), $BENCH_N holds, a sysfs LED ticking on held"
+  hold_presses
+  usleep 500000
+  act_stop "$_fbt"
+  tail -n +"$((_from + 1))" b.log |
+    awk '$1 == "led" && $3 == "LED_CAPSL" && $4 == 1 { split($2, t, "."); printf "tick %d%06d\n", t[1], t[2] }' >"$_fbt-ticks.log"
+  echo "trigger after $_fbt: $(cat /sys/class/leds/$LED/trigger)" >>led-trigger.log
+  bdev_stop
+}
+
+for k in $(seq "${EXP_ROUNDS:-2}"); do
+  reactor_holds r-subnb-$k --subscriber --noblock --spawn
+  fb_holds i-base-$k actiond-base
+  # More builds (actiond-NAME, given with BENCH_EXTRA_BINS): EXP_SERIES="NAME ...".
+  for b in ${EXP_SERIES:-}; do fb_holds "i-$b-$k" "actiond-$b"; done
+  fb_holds i-new-$k actiond
+done
+dev_stop b
