@@ -216,7 +216,7 @@ extension ControlEngine {
         handle(out, button: index)
       }
     }
-    rearm()
+    // The timer follows at the end of the input (``handle(_:)``): one decision per input.
   }
 
   // MARK: - Momentary toggles

@@ -98,9 +98,12 @@ public struct ControlEngine {
     case .configuration(let generation, let at): apply(generation, at: at)
     case .stopping: endMomentaryHolds()
     }
-    // Last: the save holds the state after the whole input.
-    emitSave()
+    // The input's one decision about the timer, then its one save, which holds the state
+    // after the whole input. The timer's effect goes before the save: an awaited save is
+    // answered inside this input's effects (docs/architecture.md), and what the answer
+    // decides about the deadline is newer, so it must be carried out later.
     rearm()
+    emitSave()
     effectsReturned = true
     return effects
   }
@@ -246,10 +249,17 @@ public struct ControlEngine {
     }
   }
 
+  /// The input's decision about the timer (called once per input, by ``handle(_:)``): an
+  /// ``EngineEffect/armTimer(_:)`` when the next deadline moved, placed before the input's
+  /// save if it has one, so that every decision is carried out after the older ones.
   mutating func rearm() {
     let next = nextDeadline
-    if next != armedDeadline {
-      armedDeadline = next
+    guard next != armedDeadline else { return }
+    armedDeadline = next
+    if let index = saveIndex {
+      effects.insert(.armTimer(next), at: index)
+      saveIndex = index + 1
+    } else {
       effects.append(.armTimer(next))
     }
   }

@@ -36,7 +36,9 @@ import Testing
   ///   end (once its commands finished);
   /// - a button's gesture performs only in the step that announced that gesture
   ///   (`held`, `double-pressed`, `long-held`), or when its momentary toggle goes off;
-  /// - the timer is armed for no deadline earlier than the input's time;
+  /// - the timer is armed for no deadline earlier than the input's time, and after each
+  ///   input for the engine's next deadline; an input decides about it at most once,
+  ///   before its save (whose answer may decide again);
   /// - after each input, the state last written is the engine's: a save the engine waits
   ///   for fails now and then (its change is undone), and what is on disk never holds a
   ///   change the engine undid.
@@ -65,6 +67,14 @@ import Testing
       var effects = engine.handle(input)
       let again = copy.handle(input)
       if effects != again { failure = failure ?? "a copy of the engine answered \(input) differently" }
+      // One decision about the timer per input, before the input's save: the answer to an
+      // awaited save is carried out inside this input's effects, and its decision is newer.
+      let timers = effects.indices.filter { if case .armTimer = effects[$0] { true } else { false } }
+      let save = effects.firstIndex { if case .save = $0 { true } else { false } }
+      if timers.count > 1 { failure = failure ?? "\(input) decided about the timer \(timers.count) times" }
+      if let timer = timers.first, let save, timer > save {
+        failure = failure ?? "\(input)'s timer effect comes after its save (an older decision would win)"
+      }
       var announced = Set<String>()
       var queue = effects
       effects = []
@@ -107,6 +117,11 @@ import Testing
           break
         }
       }
+      if armed != engine.nextDeadline {
+        failure =
+          failure ?? "after \(input) the timer is armed for \(String(describing: armed)), the engine's "
+          + "next deadline is \(String(describing: engine.nextDeadline))"
+      }
       if disk != engine.persistentState {
         failure = failure ?? "after \(input) the disk holds \(disk), the engine \(engine.persistentState)"
       }
@@ -116,6 +131,7 @@ import Testing
       guard failure == nil else { break }
       now = now + .milliseconds(Int64(rng.next() % 400))
       if let deadline = armed, deadline <= now {
+        armed = nil  // the timer fired: it is armed again only if the engine asks
         feed(.deadline(at: deadline), at: deadline)
         continue
       }
