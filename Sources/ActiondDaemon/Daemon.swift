@@ -290,6 +290,14 @@ public final class Daemon {
     let now = loop.now()
     notify { try $0.reloading(at: now) }
     logger.notice("reloading the configuration (SIGHUP)", event: "reloading")
+    // One turn: what the new generation and `config-reloaded` announce reaches each
+    // subscriber in one send.
+    interpreter.turn { applyReloadedConfiguration(at: now) }
+    let status = statusLine()
+    notify { try $0.ready(status: status) }
+  }
+
+  private func applyReloadedConfiguration(at now: MonotonicInstant) {
     do {
       var new = try ConfigurationFiles.load(mainPath: settings.configPath)
       if let override = settings.stateDirectory { new.stateDirectory = override }
@@ -313,8 +321,6 @@ public final class Daemon {
       logger.error("\(error)", event: "config-problem")
       interpreter.announce(.configReloaded(applied: false, problems: ["\(error)"]))
     }
-    let status = statusLine()
-    notify { try $0.ready(status: status) }
   }
 
   /// The sd_notify STATUS line, from the input source's bindings and bound devices (their

@@ -8,13 +8,15 @@ import Glibc
 /// event loop, the process runner, the socket server, the feedback lights and the state
 /// store. It decides nothing: every outcome goes back to the engine as a new input.
 ///
-/// Order (docs/architecture.md): the engine's. At a deadline the announcements are
-/// batched: those before a spawn (`held`, `performing`) go out together right before it,
-/// so the subscriber does not wait for the spawn; the feedback's writes wait until the
-/// end of the turn. A save the engine waits for is
-/// answered (``EngineInput/saved(_:_:)``) right away, before the next effect. Inputs that
-/// arrive while effects are carried out (a completion reported synchronously) wait in a
-/// queue: the engine is never entered from inside itself.
+/// Order (docs/architecture.md): the engine's, with what a turn announces batched: it
+/// reaches each subscriber in one send, at the end of the turn or right before an effect
+/// that does I/O of its own (a spawn, readying one, a value read, a save), so that nobody
+/// waits for that I/O (at a deadline `held` and `performing` go out before the spawn).
+/// The announcements' log lines follow their send; the feedback comes last, after the
+/// send (at a deadline its writes wait until the end of the turn). A save the engine
+/// waits for is answered (``EngineInput/saved(_:_:)``) right away, before the next
+/// effect. Inputs that arrive while effects are carried out (a completion reported
+/// synchronously) wait in a queue: the engine is never entered from inside itself.
 ///
 /// Owns the engine's one timer, the retry of a failed save and the users every command
 /// may run as (resolved from each configuration generation). ``Daemon`` creates it and
@@ -32,6 +34,12 @@ final class EffectInterpreter {
   /// Inputs that arrived while effects were being carried out.
   private var queue: [EngineInput] = []
   private var handling = false
+  /// Open ``turn(_:)`` calls: while one is open, announcements wait in the socket server's
+  /// batch and their log lines (and the engine's) here, until ``sendAnnounced()``.
+  private var turnDepth = 0
+  private var pendingLogs: [LogRecord] = []
+  /// The input's feedback and hold values, shown once what it announced is sent.
+  private var pendingFeedback: [EngineEffect] = []
   /// Who waits for the reply of each request, by token.
   private var replies: [UInt64: (Result<EngineAnswer, ProtocolError>) -> Void] = [:]
   private var nextRequest: UInt64 = 1
@@ -102,7 +110,7 @@ final class EffectInterpreter {
     users = EffectInterpreter.resolveUsers(engine.configuration, logger: logger)
     feedback.configure(engine.generation)
     // What restoring the state logged.
-    carryOut(self.engine.takeEffects())
+    turn { carryOut(self.engine.takeEffects()) }
   }
 
   // MARK: - Inputs
@@ -114,9 +122,59 @@ final class EffectInterpreter {
     guard !handling else { return }
     handling = true
     defer { handling = false }
-    while !queue.isEmpty {
-      let next = queue.removeFirst()
-      carryOut(engine.handle(next))
+    turn {
+      while !queue.isEmpty {
+        let next = queue.removeFirst()
+        carryOut(engine.handle(next))
+      }
+      // The feedback after what the inputs announced: the subscriber does not wait for a
+      // LED. A turn around this one (a reload's) sends its announcements with the rest.
+      if turnDepth == 1 { server?.sendBatched() }
+      writePendingLogs()
+      let shown = pendingFeedback
+      pendingFeedback.removeAll(keepingCapacity: true)
+      for effect in shown { show(effect) }
+    }
+  }
+
+  /// Runs `body` as one turn of the loop: everything it announces reaches each subscriber
+  /// in one send, when the outermost turn ends or before an effect that does I/O of its
+  /// own (``sendAnnounced()``). Every input is one (``submit(_:)``); the daemon opens one
+  /// around several (a reload: the new generation and `config-reloaded`).
+  func turn(_ body: () -> Void) {
+    let server = self.server  // the one whose batch this turn opened
+    turnDepth += 1
+    server?.beginBatch()
+    body()
+    turnDepth -= 1
+    if turnDepth == 0 { writePendingLogs() }
+    server?.endBatch()
+  }
+
+  /// Sends what the turn announced so far (one send per subscriber), then writes its log
+  /// lines: before a spawn, a save or a read, which would make the subscriber wait.
+  private func sendAnnounced() {
+    server?.sendBatched()
+    writePendingLogs()
+  }
+
+  private func writePendingLogs() {
+    guard !pendingLogs.isEmpty else { return }
+    for record in pendingLogs { logger.sink.write(record) }
+    pendingLogs.removeAll(keepingCapacity: true)
+  }
+
+  /// A log line of the turn: after the send of what it announced so far, in order.
+  private func log(_ record: LogRecord) {
+    if turnDepth > 0 { pendingLogs.append(record) } else { logger.sink.write(record) }
+  }
+
+  /// Shows a feedback effect on the lights.
+  private func show(_ effect: EngineEffect) {
+    switch effect {
+    case .feedback(let moment, let button): feedback.moment(moment, button: button)
+    case .holdValue(let button, let isOn): feedback.valueChanged(button: button, isOn: isOn)
+    default: break
     }
   }
 
@@ -151,20 +209,30 @@ final class EffectInterpreter {
         // At a deadline what was announced before it (`held`, `performing`) goes out now,
         // one send per subscriber, then the spawn: the subscriber reads `held` at once,
         // and the command waits for one send, not one per line.
-        if job.isSpawn { server?.sendBatched() }
+        sendAnnounced()
         runIntent(job)
-      case .prepareCommand(let job): prepareIntent(job)
+      case .prepareCommand(let job):
+        // At a key-down `pressed` goes out first: readying the command takes a while.
+        sendAnnounced()
+        prepareIntent(job)
       case .discardPrepared: discardPreparedHold()
       case .announce(let event): announce(event)
-      case .log(let level, let message): logger.log(level, message)
-      case .feedback(let moment, let button): feedback.moment(moment, button: button)
-      case .holdValue(let button, let isOn): feedback.valueChanged(button: button, isOn: isOn)
+      case .log(let level, let message):
+        if level >= logger.minimumLevel { log(LogRecord(level: level, message: message)) }
+      case .feedback, .holdValue:
+        if handling { pendingFeedback.append(effect) } else { show(effect) }
       case .armTimer(let deadline): armTimer(at: deadline)
-      case .readValue(let job): readValue(job)
+      case .readValue(let job):
+        sendAnnounced()
+        readValue(job)
       case .save(let state, let token):
+        sendAnnounced()
         let error = save(state)
         if let token { carryOut(engine.handle(.saved(token, error))) }
-      case .reply(let token, let result): replies.removeValue(forKey: token.rawValue)?(result)
+      case .reply(let token, let result):
+        // Whoever waits may log (a provider's registration): after the engine's lines.
+        writePendingLogs()
+        replies.removeValue(forKey: token.rawValue)?(result)
       }
     }
   }
@@ -240,7 +308,7 @@ extension EffectInterpreter {
     server?.broadcast(event)
     if EventLogLine.level(of: event) >= logger.minimumLevel {
       let line = EventLogLine(event)
-      logger.sink.write(
+      log(
         LogRecord(
           level: line.level, message: line.message, event: line.event,
           fields: line.fields.filter { !$0.value.isEmpty }.map { LogField($0.key, $0.value) }))
@@ -280,10 +348,9 @@ extension EffectInterpreter {
       // The tick's writes wait until the engine has started the hold's command (still in
       // this turn): taking a sysfs LED from its trigger can block for milliseconds.
       self.feedback.holdWrites()
-      // What the deadline announces goes to each subscriber in one send (``carryOut(_:)``).
-      self.server?.beginBatch()
+      // What the deadline announces goes to each subscriber in one send: `held` and
+      // `performing` right before the spawn (``carryOut(_:)``), the rest at the end.
       self.submit(.deadline(at: now))
-      self.server?.endBatch()
       self.feedback.flushWrites()
       self.handlingDeadline = false
       if let quiet { self.loop.endQuiet(quiet) }
@@ -504,13 +571,5 @@ extension EffectInterpreter {
       ProcessRequest(
         argv: spec.argv, environment: env, workingDirectory: spec.workingDirectory ?? "/", user: user,
         timeout: spec.timeout))
-  }
-}
-
-extension ControlEngine.PerformJob {
-  /// Whether its intent spawns a process (`exec`): what the interpreter starts first.
-  fileprivate var isSpawn: Bool {
-    if case .exec = intent { return true }
-    return false
   }
 }

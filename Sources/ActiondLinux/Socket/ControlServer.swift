@@ -169,6 +169,8 @@ public final class ControlServer {
   public var deferredConnectionCount: Int { deferredCount }
   /// Request lines handled since the start (every line a client sent, valid or not).
   public private(set) var linesHandled = 0
+  /// send(2) calls to connected clients since the start (what a batch saves: tests).
+  public private(set) var sends = 0
   /// Number of connections with an event subscription.
   public var subscriberCount: Int { clients.values.count { $0.subscription != nil && !$0.closing } }
   /// The socket path clients connect to (the configured one; also when inherited).
@@ -225,11 +227,9 @@ public final class ControlServer {
 
   // MARK: Broadcasting and provider requests
 
-  /// Sends `event` to every subscriber whose filter matches. The line is encoded once
-  /// and shared by all queues. Never blocks: a subscriber that cannot keep up is dropped.
   /// From now until the matching ``endBatch()``, lines for clients are queued, not sent:
-  /// what one loop turn announces (at a hold's deadline `held` and `performing`) reaches
-  /// each client in one send(2), and wakes its reader once. Nests.
+  /// what one loop turn announces reaches each client in one send(2), and wakes its
+  /// reader once (the daemon opens one around every input). Nests.
   public func beginBatch() { batchDepth += 1 }
 
   /// Sends what was queued since the outermost ``beginBatch()``, one send(2) per client
@@ -247,6 +247,8 @@ public final class ControlServer {
     for c in pending where clients[c.info.id] === c && c.head < c.queue.count { flush(c) }
   }
 
+  /// Sends `event` to every subscriber whose filter matches. The line is encoded once
+  /// and shared by all queues. Never blocks: a subscriber that cannot keep up is dropped.
   public func broadcast(_ event: Event) {
     var line: [UInt8]? = nil
     for c in Array(clients.values) where c.subscription?.matches(event) == true && !c.closing {
@@ -759,6 +761,7 @@ public final class ControlServer {
   private func flush(_ c: Connection) {
     while c.head < c.queue.count {
       let result: IOResult<Int>
+      sends += 1
       do {
         if c.offset == 0 && c.head + 1 < c.queue.count && c.queue[c.head].count < writeBuffer.capacity {
           // Several whole lines: one send(2) for as many as fit the scratch buffer.

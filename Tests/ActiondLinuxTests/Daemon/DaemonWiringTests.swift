@@ -65,6 +65,37 @@ import Testing
     #expect(atSpawn.contains { if case .performing = $0 { true } else { false } }, "\(atSpawn)")
   }
 
+  /// What one turn announces reaches each subscriber in one send(2) (issue 32, item 7):
+  /// a command's end announces its `state` and `performed`, and the subscriber gets them
+  /// together; the key-down's `pressed` goes out in the same turn, before it ends.
+  @Test func aTurnSendsWhatItAnnouncesInOneWritePerSubscriber() throws {
+    let wired = try WiredDaemon()
+    let client = try wired.connect()
+    client.send(#"{"id":1,"request":"subscribe"}"#)
+    try wired.turn(until: "subscribed") {
+      client.readAvailable()
+      return client.answer(.integer(1)) != nil
+    }
+    let server = try #require(wired.daemon.interpreter.server)
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    client.readAvailable()
+    var sends = server.sends
+    var seen = client.events.count
+    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    client.readAvailable()
+    #expect(client.events.dropFirst(seen).map(\.name) == [.pressed], "sent before the key-down's turn ended")
+    #expect(server.sends - sends == 1)
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    client.readAvailable()
+    (sends, seen) = (server.sends, client.events.count)
+    wired.runner.complete(with: .exited(0))
+    client.readAvailable()
+    let ended = client.events.dropFirst(seen).map(\.name)
+    #expect(ended.contains(.state) && ended.contains(.performed), "\(ended)")
+    #expect(server.sends - sends == 1, "\(ended.count) announcements, one send")
+  }
+
   /// The socket clients wait around a button's deadline (issue 13, item 14): from
   /// `clientQuiet.before` ahead of it until it is handled, then, after a command it
   /// started, until that command shows life (its first output line or its exit). A key
