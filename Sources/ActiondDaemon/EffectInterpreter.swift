@@ -35,8 +35,11 @@ final class EffectInterpreter {
   private var queue: [EngineInput] = []
   private var handling = false
   /// Open ``turn(_:)`` calls: while one is open, announcements wait in the socket server's
-  /// batch and their log lines (and the engine's) here, until ``sendAnnounced()``.
+  /// batch until ``sendAnnounced()`` or the end of the outermost turn.
   private var turnDepth = 0
+  /// The log lines of the effects being carried out (announcements and the engine's own),
+  /// written after the send of what was announced before them, in order, and at the
+  /// latest at the end of the input.
   private var pendingLogs: [LogRecord] = []
   /// The input's feedback and hold values, shown once what it announced is sent.
   private var pendingFeedback: [EngineEffect] = []
@@ -147,7 +150,7 @@ final class EffectInterpreter {
     server?.beginBatch()
     body()
     turnDepth -= 1
-    if turnDepth == 0 { writePendingLogs() }
+    writePendingLogs()
     server?.endBatch()
   }
 
@@ -162,11 +165,6 @@ final class EffectInterpreter {
     guard !pendingLogs.isEmpty else { return }
     for record in pendingLogs { logger.sink.write(record) }
     pendingLogs.removeAll(keepingCapacity: true)
-  }
-
-  /// A log line of the turn: after the send of what it announced so far, in order.
-  private func log(_ record: LogRecord) {
-    if turnDepth > 0 { pendingLogs.append(record) } else { logger.sink.write(record) }
   }
 
   /// Shows a feedback effect on the lights.
@@ -216,9 +214,9 @@ final class EffectInterpreter {
         sendAnnounced()
         prepareIntent(job)
       case .discardPrepared: discardPreparedHold()
-      case .announce(let event): announce(event)
+      case .announce(let event): announceEffect(event)
       case .log(let level, let message):
-        if level >= logger.minimumLevel { log(LogRecord(level: level, message: message)) }
+        if level >= logger.minimumLevel { pendingLogs.append(LogRecord(level: level, message: message)) }
       case .feedback, .holdValue:
         if handling { pendingFeedback.append(effect) } else { show(effect) }
       case .armTimer(let deadline): armTimer(at: deadline)
@@ -300,19 +298,28 @@ final class EffectInterpreter {
 // MARK: - What the engine asks for
 
 extension EffectInterpreter {
-  /// Announces `event` to subscribers and the log (the daemon's own announcements, such
-  /// as `config-reloaded`, go out here too).
+  /// Announces `event` to subscribers and the log: the daemon's own announcements, such
+  /// as `config-reloaded`. Its line is logged now, in order with the daemon's other
+  /// lines; its send waits for the end of the turn, if one is open.
   func announce(_ event: Event) {
-    // Subscribers first: they wait for `pressed` and `held` with a person's finger on
-    // the key, the log does not.
     server?.broadcast(event)
-    if EventLogLine.level(of: event) >= logger.minimumLevel {
-      let line = EventLogLine(event)
-      log(
-        LogRecord(
-          level: line.level, message: line.message, event: line.event,
-          fields: line.fields.filter { !$0.value.isEmpty }.map { LogField($0.key, $0.value) }))
-    }
+    if let record = logRecord(of: event) { logger.sink.write(record) }
+  }
+
+  /// An announcement of the engine's: subscribers first (they wait for `pressed` and
+  /// `held` with a person's finger on the key, the log does not), so its log line waits
+  /// for the turn's send (``sendAnnounced()``).
+  private func announceEffect(_ event: Event) {
+    server?.broadcast(event)
+    if let record = logRecord(of: event) { pendingLogs.append(record) }
+  }
+
+  private func logRecord(of event: Event) -> LogRecord? {
+    guard EventLogLine.level(of: event) >= logger.minimumLevel else { return nil }
+    let line = EventLogLine(event)
+    return LogRecord(
+      level: line.level, message: line.message, event: line.event,
+      fields: line.fields.filter { !$0.value.isEmpty }.map { LogField($0.key, $0.value) })
   }
 
   private func prepareIntent(_ job: ControlEngine.PerformJob) {
