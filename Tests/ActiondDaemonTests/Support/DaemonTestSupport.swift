@@ -26,20 +26,15 @@ func processIsGone(_ pid: pid_t) -> Bool {
 
 /// The processes of process group `group` that still run (zombies do not count).
 func liveMembers(ofGroup group: pid_t) -> [pid_t] {
-  guard let dir = opendir("/proc") else { return [] }
-  defer { closedir(dir) }
-  var members: [pid_t] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+  listDirectory("/proc").compactMap { name -> pid_t? in
     guard let pid = pid_t(name), let stat = readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
-      continue
+      return nil
     }
     // After "(comm)": state, ppid, pgrp, ...
     let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 2, fields[0] != "Z", fields[0] != "X", pid_t(fields[2]) == group else { continue }
-    members.append(pid)
+    guard fields.count > 2, fields[0] != "Z", fields[0] != "X", pid_t(fields[2]) == group else { return nil }
+    return pid
   }
-  return members
 }
 
 /// The daemon in this process, on recording fakes: a ``RecordingInputSource`` for the
