@@ -39,9 +39,9 @@ public final class InputManager: InputSource {
     var info: InputDeviceInfo
     let handle: any InputDeviceHandle
     var watch: ReadinessWatch?
-    /// The bound buttons' key codes with their names, in the binding list's order:
-    /// scanned linearly per event (a device carries one or two buttons), so dispatch needs
-    /// no dictionary or allocation (a name is a reference to share, not a copy).
+    /// The bound buttons' key codes with their names: scanned linearly per event (a
+    /// device carries one or two buttons), so dispatch needs no dictionary or allocation
+    /// (a name is shared, not copied).
     var keys: [(code: UInt16, button: String)] = []
     var grabbed = false
     var draining = false
