@@ -14,7 +14,8 @@
 //   ActionctlKit   actionctl's program: command line, socket client, rendering, watch, notifications.
 //   ActiondMQTT    actiond-mqtt's program: its pure model and its adapters, libmosquitto
 //                  (CMosquitto) and actiond's socket on the loop.
-//   ActiondTesting recording fakes and a manual clock for tests; no product links it.
+//   ActiondTesting recording fakes, a manual clock and the harnesses more than one test target
+//                  uses; only tests link it, no product.
 //   actiond, actionctl, actiond-mqtt  thin executables that only hand over to their program.
 import PackageDescription
 
@@ -114,8 +115,8 @@ let package = Package(
       dependencies: ["ActiondLinux", "ActionctlKit"],
       swiftSettings: strictSettings
     ),
-    // Child-process fixtures for ActiondLinuxTests (e.g. a state writer killed at random
-    // points); not a product, never installed.
+    // Child-process fixtures for the tests (e.g. a state writer killed at random points, the
+    // daemon reading its button from a FIFO); not a product, never installed.
     .executableTarget(
       name: "actiond-test-helper",
       dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon"],
@@ -132,17 +133,33 @@ let package = Package(
       dependencies: ["ActiondCore", "CAllocCounter"],
       swiftSettings: strictSettings
     ),
-    // Recording fakes of the adapters' protocols and a manual clock, for tests only: no product
-    // links it.
+    // Recording fakes of the adapters' protocols, a manual clock, temporary directories, a
+    // fake request handler, raw protocol clients and the built daemon as a child process, for
+    // the tests of more than one program: only test targets link it, no product.
     .target(
       name: "ActiondTesting",
-      dependencies: ["ActiondCore", "ActiondLinux"],
+      dependencies: ["ActiondCore", "ActiondLinux", "CActiondShim"],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ActiondCoreTests",
       dependencies: ["ActiondCore", "ActiondTesting"],
       resources: [.copy("Scenarios")],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActiondLinuxTests",
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondTesting", "CActiondShim", "CEvdev"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActiondDaemonTests",
+      dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon", "ActiondTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ActionctlKitTests",
+      dependencies: ["ActiondCore", "ActiondLinux", "ActionctlKit", "ActiondTesting", "CActiondShim"],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -153,14 +170,6 @@ let package = Package(
     .testTarget(
       name: "ActiondTestDevTests",
       dependencies: ["actiond-testdev", "ActiondCore"],
-      swiftSettings: strictSettings
-    ),
-    .testTarget(
-      name: "ActiondLinuxTests",
-      dependencies: [
-        "ActiondCore", "ActiondLinux", "ActiondDaemon", "ActionctlKit", "ActiondMQTT", "ActiondTesting", "CActiondShim",
-        "CEvdev",
-      ],
       swiftSettings: strictSettings
     ),
   ]

@@ -11,7 +11,7 @@ definition with a numeric value, skipping the range markers libevdev skips
 (BTN_MISC, BTN_MOUSE, ...). Names defined as another name (KEY_SCREENLOCK = KEY_COFFEE)
 and the range markers are aliases: accepted on input, never printed. KEY_MAX, KEY_CNT
 and KEY_MIN_INTERESTING are bounds, not keys, and are left out.
-Tests/ActiondLinuxTests/KeyCodesMatchLibevdevTests.swift checks the result against libevdev.
+Tests/ActiondLinuxTests/Config/KeyCodesMatchLibevdevTests.swift checks the result against libevdev.
 """
 import re
 import sys

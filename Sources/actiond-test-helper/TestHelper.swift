@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Child-process fixtures for the ActiondLinux tests. Not installed.
+// Child-process fixtures for the tests (ActiondLinuxTests, ActiondDaemonTests) and make bench. Not installed.
 //
 //   actiond-test-helper write-state DIR FIRST
 //     Saves snapshots FIRST, FIRST+1, ... to DIR/state.json forever, printing each number

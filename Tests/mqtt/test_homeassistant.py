@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """The checker's own test (run by `make test-mqtt`): the payload docs/home-assistant.md
-documents (the bridge's real output, Tests/ActiondLinuxTests/Docs/HomeAssistantDocTests.swift
+documents (the bridge's real output, Tests/ActiondMQTTTests/Docs/HomeAssistantDocTests.swift
 checks that) passes, and every payload Home Assistant would reject or misread fails, each with
 the problem that says why."""
 

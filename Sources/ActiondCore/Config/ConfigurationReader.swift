@@ -2,10 +2,11 @@
 /// Collects problems for one file and reads typed values out of its JSON, reporting
 /// (not throwing) every mismatch so that validation goes on and finds all problems.
 /// Each reader returns nil when the value is absent or wrong; the caller falls back to
-/// the default and keeps going.
+/// the default and keeps going. `package` members are what actiond-mqtt's settings reader
+/// uses too; the rest serve the configuration and definition readers of this module only.
 package final class ConfigurationReader {
-  package let file: String
-  package let document: JSONDocument
+  let file: String
+  let document: JSONDocument
   package private(set) var problems: [ConfigurationProblem] = []
 
   package init(file: String, document: JSONDocument) {
@@ -19,7 +20,7 @@ package final class ConfigurationReader {
       ConfigurationProblem(file: file, path: path, line: location?.line, column: location?.column, message: message))
   }
 
-  package func line(of path: JSONPath) -> Int? { document.location(of: path)?.line }
+  func line(of path: JSONPath) -> Int? { document.location(of: path)?.line }
 
   /// The object at `path`, after reporting duplicate and unknown members (with a
   /// "did you mean" for near misses). Reports and returns nil when it is not an object.
@@ -41,7 +42,7 @@ package final class ConfigurationReader {
     return object
   }
 
-  package func requireMember(_ object: JSONObject, _ key: String, _ path: JSONPath, _ what: String) -> JSONValue? {
+  func requireMember(_ object: JSONObject, _ key: String, _ path: JSONPath, _ what: String) -> JSONValue? {
     guard let v = object[key] else {
       report(path / key, "missing (\(what))")
       return nil
@@ -74,7 +75,7 @@ package final class ConfigurationReader {
     object[key].flatMap { string($0, path / key, allowEmpty: allowEmpty) }
   }
 
-  package func bool(in object: JSONObject, _ key: String, _ path: JSONPath) -> Bool? {
+  func bool(in object: JSONObject, _ key: String, _ path: JSONPath) -> Bool? {
     guard let v = object[key] else { return nil }
     guard let b = v.boolValue else {
       report(path / key, "must be true or false, got \(v.typeName)")
@@ -83,7 +84,7 @@ package final class ConfigurationReader {
     return b
   }
 
-  package func integer(_ value: JSONValue, _ path: JSONPath, range: ClosedRange<Int64>, unit: String = "") -> Int64? {
+  func integer(_ value: JSONValue, _ path: JSONPath, range: ClosedRange<Int64>, unit: String = "") -> Int64? {
     guard let i = value.integerValue else {
       let got = value.doubleValue != nil ? "a fraction" : value.typeName
       report(path, "must be an integer, got \(got)")
@@ -105,7 +106,7 @@ package final class ConfigurationReader {
   }
 
   /// An absolute path (starting with `/`).
-  package func absolutePath(_ value: JSONValue, _ path: JSONPath) -> String? {
+  func absolutePath(_ value: JSONValue, _ path: JSONPath) -> String? {
     guard let s = string(value, path) else { return nil }
     guard s.hasPrefix("/") else {
       report(path, "must be an absolute path (starting with /), got \(JSONEncoding.quoted(s))")
@@ -133,7 +134,7 @@ package final class ConfigurationReader {
   }
 
   /// A user or group: a name (`input`) or a numeric id.
-  package func account(_ value: JSONValue, _ path: JSONPath) -> AccountReference? {
+  func account(_ value: JSONValue, _ path: JSONPath) -> AccountReference? {
     switch value {
     case .string(let s):
       guard ConfigurationReader.isValidAccountName(s) else {
@@ -150,7 +151,7 @@ package final class ConfigurationReader {
   }
 
   /// Like `useradd`'s default rule: `[a-z_][a-z0-9_-]*[$]?`, at most 32 characters.
-  package static func isValidAccountName(_ s: String) -> Bool {
+  private static func isValidAccountName(_ s: String) -> Bool {
     var u = Array(s.utf8)
     if u.last == UInt8(ascii: "$") { u.removeLast() }
     guard let first = u.first, u.count <= 32 else { return false }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Glibc
+import ActiondTesting
 import Testing
 
 @testable import ActiondCore
@@ -464,10 +464,8 @@ private func configuration(
   /// docs/configuration.md's table of the variables every exec intent gets is the
   /// environment a gesture's job carries (plus one `ACTIOND_PARAM_<NAME>` per parameter).
   @Test func theDocumentedIntentEnvironmentIsTheJobsEnvironment() throws {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondCoreTests/Engine/<file>
-    let path = parts.joined(separator: "/") + "/docs/configuration.md"
-    let docs = try #require(readText(path))
+    let path = repositoryPath("docs/configuration.md")
+    let docs = try #require(readFile(path))
     let section = try #require(
       docs.components(separatedBy: "The daemon sets, for every exec intent:").dropFirst().first
     )
@@ -640,18 +638,4 @@ private func configuration(
     let lamp = try #require(engine.assignment(of: "action"))
     #expect(engine.value(of: lamp) == .unavailable(reason: "the provider application disconnected"))
   }
-}
-
-/// The whole file at `path` as UTF-8, nil when it cannot be read.
-private func readText(_ path: String) -> String? {
-  guard let file = fopen(path, "r") else { return nil }
-  defer { fclose(file) }
-  var bytes: [UInt8] = []
-  var buffer = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let n = fread(&buffer, 1, buffer.count, file)
-    if n <= 0 { break }
-    bytes += buffer[0..<n]
-  }
-  return String(decoding: bytes, as: UTF8.self)
 }

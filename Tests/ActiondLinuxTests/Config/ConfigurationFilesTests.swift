@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
+import ActiondTesting
 import Glibc
 import Testing
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
-@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// A directory that looks like `/sys/class/leds/NAME`: `trigger`, `brightness`, `max_brightness`.
 private func fakeLED(_ dir: TemporaryDirectory, trigger: String, brightness: String = "0\n") throws -> String {
   let led = dir.file("leds/ACT")
-  try Daemon.makeDirectory(led)
+  guard mkdir(dir.file("leds"), 0o755) == 0, mkdir(led, 0o755) == 0 else { throw Errno.current }
   _ = try dir.write("leds/ACT/trigger", trigger)
   _ = try dir.write("leds/ACT/brightness", brightness)
   _ = try dir.write("leds/ACT/max_brightness", "255\n")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -329,7 +330,7 @@ private func isDead(_ pid: Int32) -> Bool {
   @Test func hugeOutputIsDrainedAndBounded() throws {
     // In a helper process of its own: its memory is not shared with other tests running
     // in parallel, so its growth is the runner's alone.
-    let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+    let helper = try builtExecutablePath("actiond-test-helper")
     let (result, lines) = try runToCompletion(
       ProcessRequest(argv: [helper, "drain-output"], timeout: .seconds(600)))
     #expect(result.outcome == .exited(0))

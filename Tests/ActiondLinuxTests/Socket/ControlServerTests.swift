@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import CActiondShim
 import Glibc
 import Testing
@@ -833,4 +834,14 @@ import Testing
     adopted.close()
     #expect(access(dir.file("a.sock"), F_OK) == 0)  // systemd's file stays
   }
+}
+
+/// Closes the socket behind `fd` (its peer sees it close) while keeping the number `fd`
+/// taken, by /dev/null, so the owner's later close cannot hit a descriptor that another
+/// test opened in the meantime (tests run in parallel in one process).
+private func replaceWithDevNull(_ fd: Int32) {
+  let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+  precondition(null >= 0, "cannot open /dev/null")
+  _ = dup2(null, fd)
+  Syscall.close(null)
 }

@@ -148,7 +148,7 @@ import Testing
   /// only where in a save the kill lands, never whether saves happen. Seeded: a failure
   /// names its seed; `ACTIOND_TEST_SEED=N swift test --filter crashSafety` replays it.
   @Test func crashSafetyUnderRandomSIGKILL() throws {
-    let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+    let helper = try builtExecutablePath("actiond-test-helper")
     let seed = testSeed()
     print("crashSafetyUnderRandomSIGKILL: seed \(seed) (ACTIOND_TEST_SEED=\(seed) to replay)")
     var generator = SplitMix64(seed: seed)
@@ -242,21 +242,4 @@ private func helperSnapshot(_ n: Int64) -> StateSnapshot {
       ]
     ],
     values: ["org.example.timer": n % 2 == 0, "n-\(n % 5)": true])
-}
-
-/// `actiond-test-helper` in the build directory of the running test binary.
-func testHelperPath() -> String? {
-  var buffer = [CChar](repeating: 0, count: 4096)
-  let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-  guard n > 0 else { return nil }
-  let exe = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  var directory = exe
-  // The test binary is .build/<config>/actiondPackageTests.xctest (a file on Linux).
-  while let slash = directory.lastIndex(of: "/") {
-    directory = String(directory[..<slash])
-    let candidate = directory + "/actiond-test-helper"
-    if access(candidate, X_OK) == 0 { return candidate }
-    if directory.isEmpty { break }
-  }
-  return nil
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -109,4 +110,9 @@ import Testing
     #expect(SocketActivation.listenFDNames(environment: ["LISTEN_FDNAMES": "control:"]) == ["control", ""])
     #expect(SocketActivation.listenFDNames(environment: [:]) == [])
   }
+}
+
+/// A unique-enough name for abstract sockets: pid plus a random number per call.
+private func uniqueName(_ label: String) -> String {
+  "actiond-test-\(getpid())-\(label)-\(UInt32.random(in: 0...UInt32.max))"
 }

@@ -7,7 +7,8 @@
 # ACTIOND_EXP_ALT (quiet only for deadlines on an even millisecond, so both halves of one
 # series see the same guest at the same time) and ACTIOND_EXP_STAMPS (one "stamp" line per
 # deadline on stderr at exit: deadline, epoll_wait return, timer handler, device drained,
-# first announcement, runIntent, posix_spawn call, its return, run() return, handler end)):
+# first announcement, runIntent, posix_spawn call, its return, run() return, handler end)),
+# on a checkout of its day's tree, commit 7e56e2b (the patch's header says why):
 #   patch -p1 <Tests/bench/experiments/06-quiet-trial.patch
 #   swift build -c release --static-swift-stdlib -Xlinker -L$PWD/mk/static-libstdc++ --product actiond
 #   cp .build/release/actiond /tmp/actiond-exp; patch -R -p1 <Tests/bench/experiments/06-quiet-trial.patch

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 15 item 5), one boot: the deadline turn's steps, stamped by trial builds
-# (10-stamps-trial.py applied to a copy of the tree, never committed to Sources) of
-# the build before (actiond-stampA) and, when given, of the build with argv/envp prepared
-# at configuration load (actiond-stampB), interleaved rounds of idle holds. Both in
+# (10-stamps-trial.py applied to a copy of its day's tree, commit f17e010, never committed
+# to Sources) of the build before (actiond-stampA) and, when given, of the build with argv/envp
+# prepared at configuration load (actiond-stampB), interleaved rounds of idle holds. Both in
 # BENCH_EXTRA_BINS. docs/benchmarks-notebook.md, hand-written section "Rate limits per client".
 #   cp Tests/bench/experiments/10-exp-prep.sh Tests/vm/bench/
 #   BENCH_ONLY=10-exp-prep BENCH_N=100 BENCH_EXTRA_BINS="/tmp/actiond-stampA /tmp/actiond-stampB" \

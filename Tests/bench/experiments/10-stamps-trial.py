@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # EXPERIMENT ONLY (never committed): CLOCK_MONOTONIC stamps of the deadline turn's steps,
 # printed to stderr at stop: "stamp D wake handler runIntent reqStart reqEnd runEntry
-# prepStart spawn0 spawn1 runRet".
+# prepStart spawn0 spawn1 runRet". Against the tree of its day, commit f17e010 (2026-12-01),
+# where the daemon was Sources/ActiondLinux/Daemon/ and the deadline turn EngineEffects':
+# run it on a checkout of that commit. Not ported: the turn has since moved to another
+# module than the loop and the runner it stamps (Sources/ActiondDaemon/EffectInterpreter.swift)
+# and changed its order, so the same marks would measure other steps.
 import sys
 root = sys.argv[1]
 def edit(path, pairs):

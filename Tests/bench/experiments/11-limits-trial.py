@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # EXPERIMENT ONLY (never committed): ACTIOND_EXP_LIMITS=reqBurst,reqRate,byteBurst,byteRate,accBurst,accRate
-# ("off": no limits) overrides ClientRateLimits.standard.
+# ("off": no limits) overrides ClientRateLimits.standard. Checked against the tree of
+# 2026-12-03 (the daemon in Sources/ActiondDaemon); it asserts its anchor, so a tree it no
+# longer fits fails here rather than building something else.
 import sys
-p = sys.argv[1] + "/Sources/ActiondLinux/Daemon/Daemon.swift"
+p = sys.argv[1] + "/Sources/ActiondDaemon/Daemon.swift"
 s = open(p).read()
 a = "    var serverConfiguration = ServerConfiguration(configuration.socket)\n"
 assert s.count(a) == 1

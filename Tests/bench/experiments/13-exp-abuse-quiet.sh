@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Experiment (issue 13 item 14), one boot: command start under the 50 abusers against the
-# clients' quiet after the command (EngineEffects.ClientQuiet.after: 10 ms today, ended early
+# clients' quiet after the command (EffectInterpreter.ClientQuiet.after: 10 ms today, ended early
 # by the command's first output or exit), a trial build (13-quiet-trial.py's
 # ACTIOND_EXP_QUIET=BEFORE,AFTER override, never committed) at several settings, interleaved
 # rounds, with the C reactor + subscriber under the same abuse once per round.

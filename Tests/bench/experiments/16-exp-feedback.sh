@@ -29,24 +29,8 @@ fb_holds() {  # TAG BIN [WRAPPER...]
   _t=$1; _fb=$2; shift 2
   _fbt=$_t  # step clobbers _t
   bdev_start actiond-bench-button "$WORK/$_t-down.log"
-  cat >"$_t-config.json" <<CONFIG
-{
-  socket: { path: "$SOCK", mode: "0660" },
-  stateDirectory: "$STATE",
-  controlsDirectory: "$WORK/controls.d",
-  buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
-               holdThresholdMs: $BENCH_HOLD_MS, feedback: [{ sysfs: "$LED", on: ["held"] }] } ],
-  controls: [
-    { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
-      valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },
-      intent: { type: "exec", argv: ["$BENCHTOOL", "record", "actiond", "$WORK/$_t-rec.log"] },
-      value: { type: "store", initial: false } },
-  ],
-  assignments: { action: { kind: "org.actiond.bench.record" } },
-}
-CONFIG
   _from=$(wc -l <b.log)
-  act_launch "$_t" "$_fb" "$@"
+  ACT_BUTTON_EXTRA=", feedback: [{ sysfs: \"$LED\", on: [\"held\"] }]" act_start "$_t" "$_fb" "$@"
   step "actiond $_t ($_fb $*), $BENCH_N holds, a sysfs LED ticking on held"
   hold_presses
   usleep 500000

@@ -5,6 +5,7 @@
 # given with BENCH_EXTRA_BINS) on the bench button with a recording toggle, log level warning,
 # under WRAPPER if given, and a subscriber; its files are TAG-*. act_launch TAG BIN
 # [WRAPPER...]: the same on a TAG-config.json the caller wrote. act_stop TAG ends both.
+# ACT_BUTTON_EXTRA: further members of act_start's button, e.g. ", feedback: [...]" (none by default).
 # trace_setup: tracefs mounted at $T, CLOCK_MONOTONIC stamps, a 16 MiB buffer.
 # act_holds TAG BIN [WRAPPER...]: BENCH_N holds through it. abuse_phase TAG BIN [WRAPPER...]:
 # BENCH_ABUSE_N holds under BENCH_ABUSE_CLIENTS abusive clients, then, under the same abuse,
@@ -20,7 +21,7 @@ act_start() {  # TAG BIN [WRAPPER...]
   stateDirectory: "$STATE",
   controlsDirectory: "$WORK/controls.d",
   buttons: [ { name: "action", key: "KEY_PROG1", match: { name: "actiond-bench-button" },
-               holdThresholdMs: $BENCH_HOLD_MS } ],
+               holdThresholdMs: $BENCH_HOLD_MS${ACT_BUTTON_EXTRA:-} } ],
   controls: [
     { kind: "org.actiond.bench.record", type: "toggle", displayName: "Bench",
       valueText: { on: "Running", off: "Stopped" }, actionHint: { on: "Stop", off: "Start" },

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import FoundationEssentials
 import Testing
 
@@ -17,9 +18,7 @@ import Testing
   }
 
   static let lines: [String] = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    let path = parts.joined(separator: "/") + "/docs/protocol.md"
+    let path = repositoryPath("docs/protocol.md")
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
   }()

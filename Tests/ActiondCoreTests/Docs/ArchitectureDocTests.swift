@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
+import ActiondTesting
 import Testing
 
 /// docs/architecture.md is what the code is: every file it names exists, its list of
 /// the effects and their order names every case of `EngineEffect` (read from
-/// Sources/ActiondCore/Engine/EngineIO.swift), and its table of modules is Package.swift's.
+/// Sources/ActiondCore/Engine/EngineIO.swift), and its tables of modules and of test targets
+/// are Package.swift's.
 @Suite struct ArchitectureDocTests {
-  static let root: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    return parts.joined(separator: "/")
-  }()
+  /// The repository's top directory.
+  static let root = repositoryPath()
 
   /// The backquoted spans of `text`.
   static func quoted(_ text: String) -> [String] {
@@ -72,7 +71,7 @@ extension ArchitectureDocTests {
       .map { String($0.element) }
   }
 
-  /// The rows of the doc's table of modules: module → what it depends on.
+  /// The rows of the doc's tables of modules and of test targets: name → what it depends on.
   static func documentedModules() throws -> [String: Set<String>] {
     let doc = try #require(readFile(root + "/docs/architecture.md"))
     let section = try #require(doc.components(separatedBy: "## The modules").dropFirst().first)
@@ -89,13 +88,15 @@ extension ArchitectureDocTests {
   @Test func theTableOfModulesIsPackageSwifts() throws {
     let entries = try Self.manifestEntries()
     let rows = try Self.documentedModules()
-    let targets = entries.filter { $0.kind == "target" || $0.kind == "executableTarget" }
+    let targets = entries.filter { ["target", "executableTarget", "testTarget"].contains($0.kind) }
     let products = entries.filter { $0.kind == "executable" }
     #expect(products.count == 3)
-    // Every product and every Swift library (not the C shims) has its row.
-    let libraries = targets.filter { $0.name.hasPrefix("Action") }.map(\.name)
+    // Every product, every Swift library (not the C shims) and every test target has its row.
+    let libraries = targets.filter { $0.kind == "target" && $0.name.hasPrefix("Action") }.map(\.name)
     #expect(libraries.count >= 6)
-    for name in libraries + products.map(\.name) { #expect(rows[name] != nil, "\(name) has no row") }
+    let tests = targets.filter { $0.kind == "testTarget" }.map(\.name)
+    #expect(tests.count >= 6)
+    for name in libraries + products.map(\.name) + tests { #expect(rows[name] != nil, "\(name) has no row") }
     for (module, documented) in rows {
       let target = targets.first { $0.name == module }
       #expect(target != nil, "\(module) is not a target")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
     private var writerFD: Int32 = -1
 
     init(script: String) throws {
-      let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+      let helper = try builtExecutablePath("actiond-test-helper")
       directory = try TemporaryDirectory("actiond-ptt-stop")
       let fifo = directory.file("buttons.fifo")
       guard mkfifo(fifo, 0o600) == 0, mkdir(directory.file("controls.d"), 0o755) == 0 else { throw Errno.current }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -12,9 +13,7 @@ import Testing
 /// code a command's end can have, no other.
 @Suite struct CommandEndDocTests {
   static func rows() throws -> [(code: String, reason: String?)] {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    let path = parts.joined(separator: "/") + "/docs/configuration.md"
+    let path = repositoryPath("docs/configuration.md")
     let docs = try #require(readFile(path), "docs/configuration.md")
     let section = try #require(docs.components(separatedBy: "**How a command ends").dropFirst().first)
     let table = try #require(section.components(separatedBy: "\n\n").dropFirst().first)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import FoundationEssentials
 import Testing
 
@@ -9,11 +10,8 @@ import Testing
 /// its error example is what the loader prints, its discovery payload is what the bridge
 /// publishes for the embedded default configuration, and its topic table names the topics.
 @Suite struct HomeAssistantDocTests {
-  private static let top: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    return parts.joined(separator: "/")
-  }()
+  /// The repository's top directory.
+  private static let top = repositoryPath()
 
   private static let doc: String = {
     (try? String(contentsOfFile: top + "/docs/home-assistant.md", encoding: .utf8)) ?? ""

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -10,12 +11,8 @@ import Testing
 /// examples/controls.d/README.md says: in the real daemon, and (for the helpers) against
 /// fake `systemctl`, `amixer` and `fswebcam` programs that record their arguments.
 @Suite struct ExampleControlsTests {
-  /// The repository's top directory, from this file's path.
-  private static let top: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Daemon/<file>
-    return parts.joined(separator: "/")
-  }()
+  /// The repository's top directory.
+  private static let top = repositoryPath()
 
   private static let exampleNames = [
     "flashlight.json", "mute.json", "photo.json", "run-script.json", "systemd-unit.json", "work-timer.json",

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
 @testable import ActionctlKit
-@testable import ActiondDaemon
 @testable import ActiondLinux
 
 /// `actionctl watch --notify`: announcements (protocol lines, as the daemon sends them)
@@ -298,12 +298,6 @@ import Testing
   /// The repository's file at `path` (docs, units, completion), or "" when missing.
   private static func repositoryFile(_ path: String) -> String { readFile(repositoryPath(path)) ?? "" }
 
-  private static func repositoryPath(_ path: String) -> String {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Socket/<file>
-    return parts.joined(separator: "/") + "/" + path
-  }
-
   /// What the option promises is where users look: usage, man page, protocol.md,
   /// completion, the user unit, and keyboard-key.md's picture of it.
   @Test func theDocumentationAndTheUnitNameNotify() {
@@ -327,7 +321,7 @@ import Testing
     #expect(guide.contains("systemctl --user enable --now actiond-notify.service"))
     // The picture is there, and small.
     var info = stat()
-    #expect(stat(Self.repositoryPath("docs/desktop-notification.png"), &info) == 0)
+    #expect(stat(repositoryPath("docs/desktop-notification.png"), &info) == 0)
     #expect(info.st_size > 1000 && info.st_size < 20_000)
   }
 }

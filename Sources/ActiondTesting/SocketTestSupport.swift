@@ -1,32 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondLinux
 import CActiondShim
 import Glibc
 import Testing
 
-@testable import ActiondLinux
-
 /// A request handler with canned answers that records what it saw. `perform` is held
 /// (answered by the test) so asynchronous replies and vanishing clients can be tested.
-final class FakeHandler: RequestHandler {
-  static let timer = ControlSnapshot(
+public final class FakeHandler: RequestHandler {
+  /// The one control this handler knows.
+  public static let timer = ControlSnapshot(
     kind: "org.example.timer", displayName: "Work Timer", type: .toggle, value: false, valueText: "Stopped",
     symbol: "timer", tint: "orange", hint: "Hold to Start")
-  static let button = ButtonStatus(
+  /// The one button this handler knows, with ``timer`` assigned.
+  public static let button = ButtonStatus(
     name: "action", key: "KEY_PROG1", devices: ["/dev/input/event3"], holdThreshold: .milliseconds(600), control: timer)
 
-  var requests: [(Request, ClientInfo)] = []
-  var heldPerforms: [Responder] = []
-  var disconnected: [ClientInfo] = []
-  var providers: [String: ClientID] = [:]
+  /// Every request, in order, with its client.
+  public var requests: [(Request, ClientInfo)] = []
+  /// The responders of the `perform`s not answered yet.
+  public var heldPerforms: [Responder] = []
+  /// The clients that went away, in order.
+  public var disconnected: [ClientInfo] = []
+  /// Which client provides each kind.
+  public var providers: [String: ClientID] = [:]
   /// When set, `perform` is answered at once with this state instead of being held.
-  var performResult: ControlSnapshot?
+  public var performResult: ControlSnapshot?
   /// Requests answered by dropping the responder (a handler bug the server must survive).
-  var dropRequests: Set<RequestName> = []
+  public var dropRequests: Set<RequestName> = []
 
-  func snapshot() -> [ButtonStatus] { [Self.button] }
+  public init() {}
 
-  func handle(_ request: Request, from client: ClientInfo, reply: Responder) {
+  public func snapshot() -> [ButtonStatus] { [Self.button] }
+
+  public func handle(_ request: Request, from client: ClientInfo, reply: Responder) {
     requests.append((request, client))
     if dropRequests.contains(request.name) { return }
     switch request.body {
@@ -65,21 +72,22 @@ final class FakeHandler: RequestHandler {
     }
   }
 
-  func clientDisconnected(_ client: ClientInfo) {
+  public func clientDisconnected(_ client: ClientInfo) {
     disconnected.append(client)
     providers = providers.filter { $0.value != client.id }
   }
 }
 
 /// A server on a fresh socket path with a fake handler, driven from the test's thread.
-final class ServerHarness {
-  let directory: TemporaryDirectory
-  let loop: EventLoop
-  let handler = FakeHandler()
-  let server: ControlServer
-  var path: String { server.path }
+public final class ServerHarness {
+  public let directory: TemporaryDirectory
+  public let loop: EventLoop
+  public let handler = FakeHandler()
+  public let server: ControlServer
+  /// The socket's path.
+  public var path: String { server.path }
 
-  init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+  public init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
     directory = try TemporaryDirectory("actiond-socket")
     chmod(directory.path, 0o755)  // other uids must reach the socket
     loop = try EventLoop()
@@ -94,7 +102,7 @@ final class ServerHarness {
   /// Runs the loop (and reads the clients) until `condition` holds; fails instead of
   /// hanging. The bound is generous (a loaded CI machine starts processes slowly) and
   /// is no timing assertion: it only matters when the condition never comes true.
-  func pump(_ clients: [TestClient] = [], limit: Int = 20_000, until condition: () -> Bool) throws {
+  public func pump(_ clients: [TestClient] = [], limit: Int = 20_000, until condition: () -> Bool) throws {
     var iterations = 0
     while !condition() {
       iterations += 1
@@ -107,7 +115,8 @@ final class ServerHarness {
     }
   }
 
-  func connect() throws -> TestClient {
+  /// Connects a client and runs the loop until its `hello` (or its end).
+  public func connect() throws -> TestClient {
     let c = try TestClient(path: path)
     try pump([c]) { !c.messages.isEmpty || c.eof }
     return c
@@ -115,31 +124,37 @@ final class ServerHarness {
 }
 
 /// A raw, non-blocking protocol client: writes lines, collects what the daemon sends.
-final class TestClient {
-  let fd: Int32
-  var framer = LineFramer(maxLineLength: 64 << 20)
-  var lines: [String] = []
-  var messages: [ServerMessage] = []
-  var eof = false
+public final class TestClient {
+  public let fd: Int32
+  private var framer = LineFramer(maxLineLength: 64 << 20)
+  /// Every line read, in order.
+  public private(set) var lines: [String] = []
+  /// Every line read, decoded.
+  public private(set) var messages: [ServerMessage] = []
+  /// Whether the daemon closed the connection.
+  public private(set) var eof = false
 
-  init(path: String) throws {
+  public init(path: String) throws {
     fd = try UnixSocket.connect(to: path)
     try Syscall.setNonBlocking(fd)
   }
 
   deinit { Syscall.close(fd) }
 
-  func send(_ text: String) {
+  /// Sends `text` and a newline.
+  public func send(_ text: String) {
     let bytes = Array((text + "\n").utf8)
     let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     #expect(n == bytes.count, "send: \(Errno.current)")
   }
 
-  func sendRaw(_ bytes: [UInt8]) -> Int {
+  /// Sends `bytes` as they are; what `send(2)` returned.
+  public func sendRaw(_ bytes: [UInt8]) -> Int {
     bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
   }
 
-  func readAvailable() {
+  /// Reads (without waiting) whatever the daemon sent, until it would block or it ended.
+  public func readAvailable() {
     var buffer = [UInt8](repeating: 0, count: 65536)
     while !eof {
       let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
@@ -161,7 +176,7 @@ final class TestClient {
   }
 
   /// The reply or error carrying `id`.
-  func answer(_ id: RequestID) -> ServerMessage? {
+  public func answer(_ id: RequestID) -> ServerMessage? {
     messages.first {
       switch $0 {
       case .reply(let r): return r.id == id
@@ -171,24 +186,28 @@ final class TestClient {
     }
   }
 
-  var errors: [ProtocolError] {
+  /// The errors among the messages.
+  public var errors: [ProtocolError] {
     messages.compactMap { if case .error(_, let e) = $0 { return e } else { return nil } }
   }
-  var events: [Event] { messages.compactMap { if case .event(let e) = $0 { return e } else { return nil } } }
+  /// The events among the messages.
+  public var events: [Event] { messages.compactMap { if case .event(let e) = $0 { return e } else { return nil } } }
 }
 
 /// A child process with captured stdout and stderr (e.g. `actionctl` under another uid).
-final class ChildProcess {
-  let pid: pid_t
+public final class ChildProcess {
+  public let pid: pid_t
   private let outFD: Int32
   private let errFD: Int32
-  private(set) var stdout: [UInt8] = []
-  private(set) var stderr: [UInt8] = []
-  private(set) var exitStatus: Int32?
+  public private(set) var stdout: [UInt8] = []
+  public private(set) var stderr: [UInt8] = []
+  /// The exit status once reaped: 128+N for signal N.
+  public private(set) var exitStatus: Int32?
   private var outOpen = true
   private var errOpen = true
 
-  init(_ argv: [String], environment: [String: String] = [:]) throws {
+  /// Starts `argv[0]` (a path) with exactly `environment`, stdin from /dev/null.
+  public init(_ argv: [String], environment: [String: String] = [:]) throws {
     let out = try Syscall.pipe(nonBlocking: true)
     let err = try Syscall.pipe(nonBlocking: true)
     var actions = posix_spawn_file_actions_t()
@@ -228,7 +247,7 @@ final class ChildProcess {
   }
 
   /// Reads what is available and reaps the child; true once it exited and its output ended.
-  func poll() -> Bool {
+  public func poll() -> Bool {
     func drain(_ fd: Int32, _ into: inout [UInt8], _ open: inout Bool) {
       var buffer = [UInt8](repeating: 0, count: 65536)
       while open {
@@ -247,18 +266,21 @@ final class ChildProcess {
     return exitStatus != nil && !outOpen && !errOpen
   }
 
-  var output: String { String(decoding: stdout, as: UTF8.self) }
-  var errorOutput: String { String(decoding: stderr, as: UTF8.self) }
+  /// Standard output so far, as text.
+  public var output: String { String(decoding: stdout, as: UTF8.self) }
+  /// Standard error so far, as text.
+  public var errorOutput: String { String(decoding: stderr, as: UTF8.self) }
 
   /// The output pipes still open, to wait on with poll(2) instead of sleeping.
-  var openDescriptors: [Int32] { (outOpen ? [outFD] : []) + (errOpen ? [errFD] : []) }
+  public var openDescriptors: [Int32] { (outOpen ? [outFD] : []) + (errOpen ? [errFD] : []) }
 }
 
 /// The `actionctl` binary built next to the test bundle.
-func actionctlPath() throws -> String { try builtExecutablePath("actionctl") }
+public func actionctlPath() throws -> String { try builtExecutablePath("actionctl") }
 
-/// An executable of this package (`actionctl`, `actiond`) built next to the test bundle.
-func builtExecutablePath(_ name: String) throws -> String {
+/// An executable of this package (`actionctl`, `actiond`, `actiond-test-helper`) built next to
+/// the test binary.
+public func builtExecutablePath(_ name: String) throws -> String {
   var buffer = [CChar](repeating: 0, count: 4096)
   let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
   guard n > 0 else { throw Errno.current }
@@ -269,15 +291,5 @@ func builtExecutablePath(_ name: String) throws -> String {
     dir = String(dir[..<slash])
     if access(dir + "/" + name, X_OK) == 0 { return dir + "/" + name }
   }
-  throw Errno.notFound
-}
-
-/// Closes the socket behind `fd` (its peer sees it close) while keeping the number `fd`
-/// taken, by /dev/null, so the owner's later close cannot hit a descriptor that another
-/// test opened in the meantime (tests run in parallel in one process).
-func replaceWithDevNull(_ fd: Int32) {
-  let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-  precondition(null >= 0, "cannot open /dev/null")
-  _ = dup2(null, fd)
-  Syscall.close(null)
+  throw DaemonHarnessError(description: "\(name) is not built next to the test binary \(exe)")
 }

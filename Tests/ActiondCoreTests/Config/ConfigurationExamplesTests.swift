@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import FoundationEssentials
 import Testing
 
@@ -7,12 +8,8 @@ import Testing
 /// like any other: they must validate, and documented error output must be what the
 /// loader really prints.
 @Suite struct ConfigurationExamplesTests {
-  /// The repository's top directory, from this file's path.
-  private static let top: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Config/<file>
-    return parts.joined(separator: "/")
-  }()
+  /// The repository's top directory.
+  private static let top = repositoryPath()
 
   private func read(_ relative: String) throws -> String {
     try String(contentsOfFile: Self.top + "/" + relative, encoding: .utf8)

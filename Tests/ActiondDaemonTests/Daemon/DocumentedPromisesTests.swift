@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -56,10 +57,16 @@ import Testing
     #expect(access(directory.file("s.sock"), F_OK) != 0 && access(directory.file("state"), F_OK) != 0)
   }
 
+  /// docs/protocol.md with its line breaks and runs of spaces folded to single spaces.
+  private static func protocolText() throws -> String {
+    let text = try #require(readFile(repositoryPath("docs/protocol.md")), "docs/protocol.md")
+    return text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+  }
+
   /// protocol.md's fairness bullet gives the clients' quiet around a deadline in figures:
   /// they are the code's (EffectInterpreter.ClientQuiet.standard, EventLoop.maximumQuiet).
   @Test func theClientsQuietAroundADeadlineIsDocumentedWithTheCodesFigures() throws {
-    let text = ProtocolDocTests.lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
+    let text = try Self.protocolText()
     let quiet = EffectInterpreter.ClientQuiet.standard
     let maximum = try EventLoop().maximumQuiet
     for promise in [
@@ -74,7 +81,7 @@ import Testing
   /// protocol.md's fairness bullet gives the clients' rate limits in figures: they are the
   /// code's (ClientRateLimits.standard, the server's default).
   @Test func theClientsRateLimitsAreDocumentedWithTheCodesFigures() throws {
-    let text = ProtocolDocTests.lines.joined(separator: " ").split(separator: " ").joined(separator: " ")
+    let text = try Self.protocolText()
     let limits = ClientRateLimits.standard
     #expect(ServerConfiguration().rateLimits == limits)
     func kib(_ bytes: Int) -> String { "\(bytes / 1024) KiB" }

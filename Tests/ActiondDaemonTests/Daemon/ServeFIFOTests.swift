@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
 import ActiondLinux
+import ActiondTesting
 import Glibc
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
   }
 
   @Test func aHoldWrittenToTheFIFORunsItsCommandOnceWithThePressTime() throws {
-    let helper = try #require(testHelperPath(), "actiond-test-helper is built next to the tests")
+    let helper = try builtExecutablePath("actiond-test-helper")
     let directory = try TemporaryDirectory("actiond-fifo")
     let fifo = directory.file("buttons.fifo")
     #expect(mkfifo(fifo, 0o600) == 0)

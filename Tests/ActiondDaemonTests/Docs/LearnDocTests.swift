@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import FoundationEssentials
 import Testing
 
@@ -12,11 +13,8 @@ import Testing
 /// they show is loaded as configuration, every option, JSON member and exit status
 /// documented exists (and every one that exists is documented).
 @Suite struct LearnDocTests {
-  private static let top: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    return parts.joined(separator: "/")
-  }()
+  /// The repository's top directory.
+  private static let top = repositoryPath()
 
   private func read(_ relative: String) throws -> String {
     try String(contentsOfFile: Self.top + "/" + relative, encoding: .utf8)

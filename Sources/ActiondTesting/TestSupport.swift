@@ -2,13 +2,12 @@
 import ActiondLinux
 import CActiondShim
 import Glibc
-import Testing
 
 /// A fresh directory under /tmp, removed (recursively) when the value is deinitialised.
-final class TemporaryDirectory {
-  let path: String
+public final class TemporaryDirectory {
+  public let path: String
 
-  init(_ label: String = "actiond-test") throws {
+  public init(_ label: String = "actiond-test") throws {
     var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
     let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     guard result != nil else { throw Errno.current }
@@ -17,11 +16,12 @@ final class TemporaryDirectory {
 
   deinit { removeTree(path) }
 
-  func file(_ name: String) -> String { path + "/" + name }
+  /// The path of `name` in this directory.
+  public func file(_ name: String) -> String { path + "/" + name }
 
   /// Writes `text` to `name` in this directory with `mode`, returning the path.
   @discardableResult
-  func write(_ name: String, _ text: String, mode: mode_t = 0o644) throws -> String {
+  public func write(_ name: String, _ text: String, mode: mode_t = 0o644) throws -> String {
     let target = file(name)
     let fd = try Syscall.open(target, O_WRONLY | O_CREAT | O_TRUNC, mode: mode)
     defer { Syscall.close(fd) }
@@ -31,16 +31,16 @@ final class TemporaryDirectory {
   }
 
   /// Names of the entries in this directory.
-  func entries() -> [String] { listDirectory(path) }
+  public func entries() -> [String] { listDirectory(path) }
 }
 
 /// The names in the directory at `path` but `.` and `..`, sorted; none when it cannot be read.
-func listDirectory(_ path: String) -> [String] {
+public func listDirectory(_ path: String) -> [String] {
   (try? directoryEntries(path)) ?? []
 }
 
 /// Names in a directory (not `.`/`..`), sorted; the error when it cannot be opened.
-func directoryEntries(_ path: String) throws -> [String] {
+public func directoryEntries(_ path: String) throws -> [String] {
   guard let dir = opendir(path) else { throw Errno.current }
   defer { closedir(dir) }
   var names: [String] = []
@@ -51,7 +51,8 @@ func directoryEntries(_ path: String) throws -> [String] {
   return names.sorted()
 }
 
-func removeTree(_ path: String) {
+/// Removes `path` and, for a directory, everything below it (links are not followed).
+public func removeTree(_ path: String) {
   var info = stat()
   guard lstat(path, &info) == 0 else { return }
   if info.st_mode & S_IFMT == S_IFDIR {
@@ -63,7 +64,7 @@ func removeTree(_ path: String) {
 }
 
 /// Reads a whole file (nil when it cannot be opened).
-func readFile(_ path: String) -> String? {
+public func readFile(_ path: String) -> String? {
   guard let fd = try? Syscall.open(path, O_RDONLY) else { return nil }
   defer { Syscall.close(fd) }
   var data: [UInt8] = []
@@ -78,11 +79,11 @@ func readFile(_ path: String) -> String? {
 }
 
 /// A bound AF_UNIX datagram socket standing in for systemd's notify socket or journald.
-final class DatagramReceiver {
-  let fd: Int32
-  let address: UnixAddress
+public final class DatagramReceiver {
+  public let fd: Int32
+  public let address: UnixAddress
 
-  init(_ address: UnixAddress) throws {
+  public init(_ address: UnixAddress) throws {
     self.address = address
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | actiond_SOCK_CLOEXEC | actiond_SOCK_NONBLOCK, 0)
     guard fd >= 0 else { throw Errno.current }
@@ -94,16 +95,24 @@ final class DatagramReceiver {
 
   /// The next datagram, or nil when none is queued (everything is sent synchronously,
   /// so a datagram that was sent is already here).
-  func receive() -> [UInt8]? {
+  public func receive() -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: 65536)
     let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
     return n >= 0 ? Array(buffer[0..<n]) : nil
   }
 
-  func receiveText() -> String? { receive().map { String(decoding: $0, as: UTF8.self) } }
+  /// The next datagram as text.
+  public func receiveText() -> String? { receive().map { String(decoding: $0, as: UTF8.self) } }
 }
 
-/// A unique-enough name for abstract sockets: pid plus a counter per call site.
-func uniqueName(_ label: String) -> String {
-  "actiond-test-\(getpid())-\(label)-\(UInt32.random(in: 0...UInt32.max))"
+/// The path of `relative` (a document, an example) in the repository the calling test's
+/// source is in: the nearest directory above `file` that holds Package.swift. The top
+/// itself when `relative` is empty.
+public func repositoryPath(_ relative: String = "", file: String = #filePath) -> String {
+  var top = file
+  while let slash = top.lastIndex(of: "/") {
+    top = String(top[..<slash])
+    if access(top + "/Package.swift", F_OK) == 0 { break }
+  }
+  return relative.isEmpty ? top : top + "/" + relative
 }

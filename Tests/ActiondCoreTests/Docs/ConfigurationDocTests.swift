@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
+import ActiondTesting
 import Foundation
 import Testing
 
@@ -8,9 +9,7 @@ import Testing
 /// button control named Reboot with that `longHoldThresholdMs` (issue 30 item 8).
 @Suite struct ConfigurationDocTests {
   static let text: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)  // Tests/ActiondLinuxTests/Docs/<file>
-    let path = parts.joined(separator: "/") + "/docs/configuration.md"
+    let path = repositoryPath("docs/configuration.md")
     return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
   }()
 
