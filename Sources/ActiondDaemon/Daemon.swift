@@ -190,7 +190,7 @@ public final class Daemon {
     // A first run on a machine without a matching device must say why nothing happens,
     // and what to do: learn the button, fix the permissions.
     var access: InputAccessReport?
-    for (index, button) in configuration.buttons.enumerated() where input.device(forButton: index) == nil {
+    for button in configuration.buttons where input.device(forButton: button.name) == nil {
       let report = access ?? settings.inputAccess()
       access = report
       let advice = report.waitingAdvice(tag: button.match.tags.first, learn: "\(settings.program) learn")
@@ -327,7 +327,7 @@ public final class Daemon {
   /// one owner).
   /// Logged at debug too, so what systemd shows can be followed outside systemd.
   func statusLine() -> String {
-    let bound = configuration.buttons.indices.filter { input.device(forButton: $0) != nil }.count
+    let bound = configuration.buttons.filter { input.device(forButton: $0.name) != nil }.count
     let line =
       "\(bound)/\(configuration.buttons.count) button(s) bound, \(input.boundDevices.count) device(s), "
       + "\(server.clientCount) client(s)"
@@ -342,39 +342,32 @@ public final class Daemon {
 
   // MARK: - Input
 
-  /// An input layer event. The input layer numbers buttons by their binding slot (the
-  /// position in the bindings it was given); from here on a button is its name.
+  /// An input layer event. Buttons are named as everywhere: an event for a name the
+  /// configuration no longer has (an input source behind a reload) reaches the engine,
+  /// which ignores it, and the log.
   private func inputEvent(_ event: InputEvent) {
     switch event {
-    case .key(let button, let value, let at):
-      guard button < configuration.buttons.count else { return }
-      let b = configuration.buttons[button]
-      interpreter.submit(.key(button: b.name, code: b.keyCode, value: value, at: at))
+    case .key(let button, let code, let value, let at):
+      interpreter.submit(.key(button: button, code: code, value: value, at: at))
     case .appeared(let button, let device, let isDown, let at):
       let node = device.devnode ?? device.syspath
-      interpreter.submit(.deviceAppeared(button: configuration.buttons[button].name, keyDown: isDown, at: at))
-      feedback.deviceAppeared(button: configuration.buttons[button].name)
-      if isDown {
-        logger.info("button \(configuration.buttons[button].name): key already down on \(node); not a press")
-      }
+      interpreter.submit(.deviceAppeared(button: button, keyDown: isDown, at: at))
+      feedback.deviceAppeared(button: button)
+      if isDown { logger.info("button \(button): key already down on \(node); not a press") }
     case .resync(let button, let isDown, let at):
       logger.info(
-        "button \(configuration.buttons[button].name): events were dropped (SYN_DROPPED); key is now "
-          + (isDown ? "down" : "up"), event: "resync")
-      interpreter.submit(.resynchronized(button: configuration.buttons[button].name, keyDown: isDown, at: at))
+        "button \(button): events were dropped (SYN_DROPPED); key is now " + (isDown ? "down" : "up"), event: "resync")
+      interpreter.submit(.resynchronized(button: button, keyDown: isDown, at: at))
     case .releasedByKernel(let button, let at):
       // Not a SYN_DROPPED: the kernel released the key because the device is going away
       // (or was reset). A press in progress is `device-lost`, as the unplug is.
       logger.info(
-        "button \(configuration.buttons[button].name): the kernel released its key (device going away or reset)",
-        event: "released-by-kernel")
-      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
+        "button \(button): the kernel released its key (device going away or reset)", event: "released-by-kernel")
+      interpreter.submit(.deviceLost(button: button, at: at))
     case .lost(let button, let at):
-      guard button < configuration.buttons.count else { return }
-      interpreter.submit(.deviceLost(button: configuration.buttons[button].name, at: at))
-    case .deviceBound(let info, let buttons, let grabbed, let readOnly):
-      let names = buttons.compactMap { $0 < configuration.buttons.count ? configuration.buttons[$0].name : nil }
-      let snap = DeviceSnapshot(BoundInputDevice(info: info, buttons: names, grabbed: grabbed))
+      interpreter.submit(.deviceLost(button: button, at: at))
+    case .deviceBound(let device, let readOnly):
+      let snap = DeviceSnapshot(device)
       if readOnly { logger.warning("\(snap.devnode) opened read-only (no write access)", event: "device-read-only") }
       interpreter.announce(.deviceAdded(snap))
       let status = statusLine()
@@ -390,11 +383,11 @@ public final class Daemon {
       notify { try $0.status(status) }
     case .refused(let button, let device, let reason):
       logger.warning(
-        "button \(configuration.buttons[button].name): not binding \(device.devnode ?? device.syspath) "
-          + "\"\(device.name)\": \(reason)", event: "device-refused")
+        "button \(button): not binding \(device.devnode ?? device.syspath) \"\(device.name)\": \(reason)",
+        event: "device-refused")
     case .ignoredExtraMatch(let button, let device, let boundTo):
       logger.notice(
-        "button \(configuration.buttons[button].name): \(device.devnode ?? device.syspath) also matches; "
+        "button \(button): \(device.devnode ?? device.syspath) also matches; "
           + "staying on \(boundTo.devnode ?? boundTo.syspath)", event: "device-extra-match")
     case .deviceFailed(let device, let reason):
       logger.warning("device \(device.devnode ?? device.syspath) \"\(device.name)\": \(reason)", event: "device-failed")

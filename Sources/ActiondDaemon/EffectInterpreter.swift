@@ -350,7 +350,7 @@ extension EffectInterpreter {
       self.deadlineQuiet = nil
       // A release stamped before the deadline may still be unread: drain first, so the
       // kernel's timestamps decide, not the order in which the loop saw things.
-      for button in self.engine.configuration.buttons.indices { self.input.drain(button: button) }
+      for button in self.engine.configuration.buttons { self.input.drain(button: button.name) }
       self.handlingDeadline = true
       // The tick's writes wait until the engine has started the hold's command (still in
       // this turn): taking a sysfs LED from its trigger can block for milliseconds.

@@ -25,11 +25,9 @@ final class RequestRouter {
     self.logger = logger
   }
 
-  /// The devnode serving the button named `name`, as the input manager has it (by the
-  /// button's binding slot: its position in the configuration).
+  /// The devnode serving the button named `name`, as the input source has it.
   private func buttonDevices(_ name: String) -> [String] {
-    guard let index = engine.configuration.buttons.firstIndex(where: { $0.name == name }) else { return [] }
-    return input.device(forButton: index).map { [$0.devnode ?? $0.syspath] } ?? []
+    input.device(forButton: name).map { [$0.devnode ?? $0.syspath] } ?? []
   }
 }
 

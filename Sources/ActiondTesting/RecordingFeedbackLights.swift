@@ -15,8 +15,8 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
   public init() {}
 
   /// A recorded light's label: `led LED_CAPSL@action`, `sysfs ACT@action`.
-  public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
-    Light(label: "\(output.light)@\(buttonName)", owner: self)
+  public func light(for output: FeedbackOutput, button: String) -> any FeedbackLight {
+    Light(label: "\(output.light)@\(button)", owner: self)
   }
 
   private func record(_ write: String) {

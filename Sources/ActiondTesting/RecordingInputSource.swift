@@ -10,7 +10,7 @@ public final class RecordingInputSource: InputSource {
     case start([String])
     /// `reconfigure` with the names of the bindings.
     case reconfigure([String])
-    case drain(button: Int)
+    case drain(button: String)
     case shutdown
   }
 
@@ -20,12 +20,13 @@ public final class RecordingInputSource: InputSource {
   /// The bindings last given to `start` or `reconfigure`.
   public private(set) var bindings: [ButtonBinding] = []
   public var knownDevices: [InputDeviceInfo] = []
-  /// Which device each button is bound to; tests set this alongside the events they emit.
-  public var buttonDevices: [Int: InputDeviceInfo] = [:]
+  /// Which device each button (by name) is bound to; tests set this alongside the events
+  /// they emit.
+  public var buttonDevices: [String: InputDeviceInfo] = [:]
   /// The devices bound now; tests set this alongside the events they emit.
   public var boundDevices: [BoundInputDevice] = []
   /// Events delivered on the next `drain(button:)` of that button, as a device would.
-  public var pendingOnDrain: [Int: [InputEvent]] = [:]
+  public var pendingOnDrain: [String: [InputEvent]] = [:]
   /// Thrown by the next `start`, to test start-up failures.
   public var startError: (any Error)?
 
@@ -40,19 +41,19 @@ public final class RecordingInputSource: InputSource {
     self.bindings = bindings
   }
 
-  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int]) {
+  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: Set<String>) {
     calls.append(.reconfigure(bindings.map(\.name)))
     self.bindings = bindings
   }
 
-  public func drain(button: Int) {
+  public func drain(button: String) {
     calls.append(.drain(button: button))
     for event in pendingOnDrain.removeValue(forKey: button) ?? [] { onEvent(event) }
   }
 
   public func shutdown() { calls.append(.shutdown) }
 
-  public func device(forButton button: Int) -> InputDeviceInfo? { buttonDevices[button] }
+  public func device(forButton button: String) -> InputDeviceInfo? { buttonDevices[button] }
 
   /// Delivers `event` as if a device had produced it.
   public func emit(_ event: InputEvent) { onEvent(event) }

@@ -152,30 +152,30 @@ struct InputProbe {
   }
 
   static func render(_ event: InputEvent, _ buttons: [ButtonConfig]) -> String {
-    func name(_ button: Int) -> String { buttons.indices.contains(button) ? buttons[button].name : "#\(button)" }
     func node(_ info: InputDeviceInfo) -> String { info.devnode ?? info.syspath }
     switch event {
-    case .deviceBound(let info, let indices, let grabbed, let readOnly):
+    case .deviceBound(let device, let readOnly):
+      let info = device.info
       return
-        "bound \(node(info)) name=\(JSONEncoding.quoted(info.name)) buttons=\(indices.map(name).joined(separator: ","))"
-        + " grabbed=\(grabbed ? "yes" : "no") readonly=\(readOnly ? "yes" : "no")"
+        "bound \(node(info)) name=\(JSONEncoding.quoted(info.name)) buttons=\(device.buttons.joined(separator: ","))"
+        + " grabbed=\(device.grabbed ? "yes" : "no") readonly=\(readOnly ? "yes" : "no")"
     case .deviceUnbound(let device, let reason):
       return "unbound \(node(device.info)) \(reason)"
     case .appeared(let button, let info, let isDown, let at):
-      return "appeared \(seconds(at)) \(name(button)) \(node(info)) \(isDown ? "down" : "up")"
-    case .key(let button, let value, let at):
-      let key = buttons.indices.contains(button) ? buttons[button].keyName : "?"
-      return "event \(seconds(at)) EV_KEY \(key) \(value) button=\(name(button))"
+      return "appeared \(seconds(at)) \(button) \(node(info)) \(isDown ? "down" : "up")"
+    case .key(let button, let code, let value, let at):
+      let key = buttons.first { $0.name == button }?.keyName ?? KeyCodes.name(of: code) ?? "?"
+      return "event \(seconds(at)) EV_KEY \(key) \(value) button=\(button)"
     case .resync(let button, let isDown, let at):
-      return "resync \(seconds(at)) \(name(button)) \(isDown ? "down" : "up")"
+      return "resync \(seconds(at)) \(button) \(isDown ? "down" : "up")"
     case .releasedByKernel(let button, let at):
-      return "released-by-kernel \(seconds(at)) \(name(button))"
+      return "released-by-kernel \(seconds(at)) \(button)"
     case .lost(let button, let at):
-      return "lost \(seconds(at)) \(name(button))"
+      return "lost \(seconds(at)) \(button)"
     case .refused(let button, let info, let reason):
-      return "refused \(name(button)) \(node(info)): \(reason)"
+      return "refused \(button) \(node(info)): \(reason)"
     case .ignoredExtraMatch(let button, let info, let boundTo):
-      return "extra \(name(button)) \(node(info)) bound-to=\(node(boundTo))"
+      return "extra \(button) \(node(info)) bound-to=\(node(boundTo))"
     case .deviceFailed(let info, let reason):
       return "failed \(node(info)): \(reason)"
     case .discoveryProblem(let message):

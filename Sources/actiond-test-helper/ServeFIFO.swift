@@ -37,7 +37,7 @@ final class FIFOInputSource: InputSource {
   }
   private var buttonName = ""
 
-  func device(forButton button: Int) -> InputDeviceInfo? { bound && button == 0 ? info : nil }
+  func device(forButton button: String) -> InputDeviceInfo? { bound && button == buttonName ? info : nil }
 
   struct NotWired: Error, CustomStringConvertible {
     var description: String { "FIFOInputSource.loop was not set before the daemon ran" }
@@ -52,13 +52,13 @@ final class FIFOInputSource: InputSource {
     fd = try Syscall.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
     watch = try loop.register(fd: fd, interest: .readable) { [unowned self] _ in self.readAll() }
     bound = true
-    onEvent(.deviceBound(info, buttons: [0], grabbed: false, readOnly: false))
-    onEvent(.appeared(button: 0, device: info, isDown: false, at: loop.now()))
+    onEvent(.deviceBound(BoundInputDevice(info: info, buttons: [buttonName], grabbed: false), readOnly: false))
+    onEvent(.appeared(button: buttonName, device: info, isDown: false, at: loop.now()))
   }
 
-  func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int]) {}
+  func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: Set<String>) {}
 
-  func drain(button: Int) { if button == 0 { readAll() } }
+  func drain(button: String) { if button == buttonName { readAll() } }
 
   func shutdown() {
     if let watch { loop?.unregister(watch) }
@@ -98,7 +98,7 @@ final class FIFOInputSource: InputSource {
         let microseconds = field(8, Int64.self)
         guard field(16, UInt16.self) == 1, field(18, UInt16.self) == keyCode else { continue }  // EV_KEY, the key
         let at = MonotonicInstant(nanoseconds: seconds * 1_000_000_000 + microseconds * 1000)
-        onEvent(.key(button: 0, value: field(20, Int32.self), at: at))
+        onEvent(.key(button: buttonName, code: keyCode, value: field(20, Int32.self), at: at))
       }
     }
   }

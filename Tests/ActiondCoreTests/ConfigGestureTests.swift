@@ -61,12 +61,21 @@ private let base =
     let new = try load(
       #"{ buttons: [{ name: "a", key: 1 }, { name: "b", key: 2, doublePressWindowMs: 400 }, { name: "c", key: 3, longHoldThresholdMs: 4000 }] }"#
     )
-    #expect(new.unchangedButtons(since: old) == [0: 0])
+    #expect(new.unchangedButtons(since: old) == ["a"])
     // Writing the default explicitly changes nothing.
     let same = try load(
       #"{ buttons: [{ name: "a", key: 1, doublePressWindowMs: 300, longHoldThresholdMs: 3000 }, { name: "b", key: 2 }, { name: "c", key: 3 }] }"#
     )
-    #expect(same.unchangedButtons(since: old) == [0: 0, 1: 1, 2: 2])
+    #expect(same.unchangedButtons(since: old) == ["a", "b", "c"])
+  }
+
+  @Test func aButtonIsKeptByItsNameWhereverItMoved() throws {
+    let old = try load(#"{ buttons: [{ name: "a", key: 1 }, { name: "b", key: 2 }, { name: "c", key: 3 }] }"#)
+    // Reordered: all kept. Renamed: a new button. Another key: changed.
+    let new = try load(#"{ buttons: [{ name: "c", key: 3 }, { name: "bee", key: 2 }, { name: "a", key: 4 }] }"#)
+    #expect(new.unchangedButtons(since: old) == ["c"])
+    let reordered = try load(#"{ buttons: [{ name: "c", key: 3 }, { name: "a", key: 1 }, { name: "b", key: 2 }] }"#)
+    #expect(reordered.unchangedButtons(since: old) == ["a", "b", "c"])
   }
 }
 

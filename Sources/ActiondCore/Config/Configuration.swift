@@ -190,16 +190,13 @@ public struct ButtonConfig: Hashable, Sendable {
 }
 
 extension Configuration {
-  /// The buttons a reload from `old` to this configuration leaves exactly as they were
-  /// (name, key, device match, timing: hold threshold, debounce, double-press window and
-  /// long-hold threshold, grab): new index → old index. Both the engine
-  /// (recognizers) and the input layer (device bindings) carry these over, by this one
-  /// rule, so a press or hold in progress on an untouched button survives a reload.
-  public func unchangedButtons(since old: Configuration) -> [Int: Int] {
-    var unchanged: [Int: Int] = [:]
-    for (index, button) in buttons.enumerated() {
-      if let before = old.buttons.firstIndex(of: button) { unchanged[index] = before }
-    }
-    return unchanged
+  /// The names of the buttons a reload from `old` to this configuration leaves exactly as
+  /// they were (same name, key, device match, timing: hold threshold, debounce,
+  /// double-press window and long-hold threshold, grab), wherever they moved in the list.
+  /// Both the engine (recognizers) and the input layer (device bindings) carry these over,
+  /// by this one rule, so a press or hold in progress on an untouched button survives a
+  /// reload. A renamed button is a new button: its name is its identity.
+  public func unchangedButtons(since old: Configuration) -> Set<String> {
+    Set(buttons.filter { old.button(named: $0.name) == $0 }.map(\.name))
   }
 }

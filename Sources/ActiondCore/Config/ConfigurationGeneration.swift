@@ -9,16 +9,16 @@ public struct ConfigurationGeneration: Hashable, Sendable {
   /// 1 for the configuration loaded at start, one more for every reload that applied.
   public let number: UInt64
   public let configuration: Configuration
-  /// The buttons whose entry did not change since the previous generation (new index →
-  /// old index): they keep their recognizer and their device, so a press in progress on
+  /// The names of the buttons whose entry did not change since the previous generation:
+  /// they keep their recognizer and their device, so a press in progress on
   /// them goes on (``Configuration/unchangedButtons(since:)``). Empty for the first.
-  public let unchangedButtons: [Int: Int]
+  public let unchangedButtons: Set<String>
 
   /// The first generation: the configuration loaded at start.
   public init(first configuration: Configuration) {
     self.number = 1
     self.configuration = configuration
-    self.unchangedButtons = [:]
+    self.unchangedButtons = []
   }
 
   /// The generation after this one, on `configuration`.
@@ -28,7 +28,7 @@ public struct ConfigurationGeneration: Hashable, Sendable {
       unchangedButtons: configuration.unchangedButtons(since: self.configuration))
   }
 
-  private init(number: UInt64, configuration: Configuration, unchangedButtons: [Int: Int]) {
+  private init(number: UInt64, configuration: Configuration, unchangedButtons: Set<String>) {
     self.number = number
     self.configuration = configuration
     self.unchangedButtons = unchangedButtons

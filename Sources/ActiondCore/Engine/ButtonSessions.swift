@@ -113,36 +113,40 @@ struct ButtonSessions {
 
   /// The first half of a reload: the sessions of buttons that change or go away end
   /// (their outputs: a press announced and not yet decided is `cancelled`, reason
-  /// `reload`), while the names are still the old configuration's. `unchanged` maps new
-  /// indices to old ones (``ConfigurationGeneration/unchangedButtons``).
-  mutating func endChanged(keeping unchanged: [Int: Int], at time: MonotonicInstant) -> [Event] {
-    let carried = Set(unchanged.values)
+  /// `reload`), while the names are still the old configuration's. `unchanged` names the
+  /// buttons that carry over (``ConfigurationGeneration/unchangedButtons``).
+  mutating func endChanged(keeping unchanged: Set<String>, at time: MonotonicInstant) -> [Event] {
     // A virtual press on a button that changes ends like a real one: the abandon below
     // cancels it; its key-up is never delivered.
-    let carriedNames = Set(carried.map { names[$0] })
-    virtualPresses = virtualPresses.filter { carriedNames.contains($0.key) }
+    virtualPresses = virtualPresses.filter { unchanged.contains($0.key) }
     var events: [Event] = []
-    for index in 0..<recognizers.count where !carried.contains(index) {
+    for index in 0..<recognizers.count where !unchanged.contains(names[index]) {
       events.append(.output(button: index, recognizers.abandon(button: index, at: time)))
     }
     return events
   }
 
   /// The second half: sessions for `configuration`'s buttons, those in `unchanged`
-  /// carried over with whatever press they are in.
-  mutating func adopt(_ configuration: Configuration, keeping unchanged: [Int: Int]) {
-    recognizers = ButtonSessions.makeRecognizers(configuration, keeping: unchanged, from: recognizers)
+  /// carried over (from wherever they were in the list) with whatever press they are in.
+  mutating func adopt(_ configuration: Configuration, keeping unchanged: Set<String>) {
+    recognizers = ButtonSessions.makeRecognizers(configuration, keeping: unchanged, from: (recognizers, names))
     names = configuration.buttons.map(\.name)
   }
 
-  /// Fresh recognizers for `configuration`'s buttons, except those in `unchanged` (new
-  /// index → old index), which carry over from `old` with whatever press they are in.
+  /// Fresh recognizers for `configuration`'s buttons, except those named in `unchanged`,
+  /// which carry over from `old` (its recognizers and their buttons' names) with whatever
+  /// press they are in.
   private static func makeRecognizers(
-    _ configuration: Configuration, keeping unchanged: [Int: Int] = [:], from old: ButtonRecognizers? = nil
+    _ configuration: Configuration, keeping unchanged: Set<String> = [],
+    from old: (recognizers: ButtonRecognizers, names: [String])? = nil
   ) -> ButtonRecognizers {
     ButtonRecognizers(
-      configuration.buttons.enumerated().map { index, b in
-        if let old, let from = unchanged[index], from < old.count { return old[from] }
+      configuration.buttons.map { b in
+        if let old, unchanged.contains(b.name), let from = old.names.firstIndex(of: b.name),
+          from < old.recognizers.count
+        {
+          return old.recognizers[from]
+        }
         return ButtonRecognizers.Button(
           keyCode: b.keyCode,
           // A loaded configuration's buttons always have valid settings (the loader checked them).

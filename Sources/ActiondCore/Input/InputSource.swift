@@ -5,7 +5,8 @@
 /// configuration expresses it (tags, properties, name globs, ...): the daemon passes
 /// `{ match.matches($0) }`.
 public struct ButtonBinding {
-  /// The button's name from the configuration (`action`), for logs and reports.
+  /// The button's name from the configuration (`action`): its identity in every
+  /// ``InputEvent`` and ``InputSource`` call, as everywhere above the input layer.
   public var name: String
   /// The evdev key code (`KEY_PROG1` = 148, `BTN_0` = 256, ...).
   public var keyCode: UInt16
@@ -61,11 +62,12 @@ public enum DeviceUnbindReason: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A device bound to buttons, as the input source last reported it with
-/// ``InputEvent/deviceBound(_:buttons:grabbed:readOnly:)``.
+/// ``InputEvent/deviceBound(_:readOnly:)``.
 public struct BoundInputDevice: Hashable, Sendable {
   /// The device as it was when it was reported bound.
   public var info: InputDeviceInfo
-  /// The names of the buttons it serves (their bindings' names), in button order.
+  /// The names of the buttons it serves, in the order of the binding list (the
+  /// configuration's) when it was reported.
   public var buttons: [String]
   /// Whether it is grabbed exclusively.
   public var grabbed: Bool
@@ -77,35 +79,37 @@ public struct BoundInputDevice: Hashable, Sendable {
   }
 }
 
-/// What the input layer reports. Button numbers are indices into the binding list
-/// last given to ``InputSource/start(_:)`` or ``InputSource/reconfigure(_:keeping:)``.
+/// What the input layer reports. A button is named by its binding's name
+/// (``ButtonBinding/name``), in the binding list last given to ``InputSource/start(_:)`` or
+/// ``InputSource/reconfigure(_:keeping:)``.
 public enum InputEvent {
-  /// A device was opened for (or changed its set of) bound buttons.
-  case deviceBound(InputDeviceInfo, buttons: [Int], grabbed: Bool, readOnly: Bool)
+  /// A device was opened for (or changed its set of, or the grab of) bound buttons.
+  /// `readOnly`: it could be opened for reading only (its LEDs cannot be written).
+  case deviceBound(BoundInputDevice, readOnly: Bool)
   /// A device was closed; its buttons have already been reported ``lost(button:at:)``.
   /// The device is as it was last reported bound (what `device-removed` repeats).
   case deviceUnbound(BoundInputDevice, reason: DeviceUnbindReason)
   /// A button is now read from `device`; `isDown` is the key's state at that moment
   /// (a key already down is not a press).
-  case appeared(button: Int, device: InputDeviceInfo, isDown: Bool, at: MonotonicInstant)
-  /// An EV_KEY event for the button: value 1 press, 0 release, 2 autorepeat, stamped
-  /// by the kernel on CLOCK_MONOTONIC.
-  case key(button: Int, value: Int32, at: MonotonicInstant)
+  case appeared(button: String, device: InputDeviceInfo, isDown: Bool, at: MonotonicInstant)
+  /// An EV_KEY event of the button's key `code`: value 1 press, 0 release, 2 autorepeat,
+  /// stamped by the kernel on CLOCK_MONOTONIC.
+  case key(button: String, code: UInt16, value: Int32, at: MonotonicInstant)
   /// The kernel dropped events (`SYN_DROPPED`); after resynchronising, the key is
   /// `isDown`. Events lost in between are not guessed.
-  case resync(button: Int, isDown: Bool, at: MonotonicInstant)
+  case resync(button: String, isDown: Bool, at: MonotonicInstant)
   /// The kernel released the button's key itself, in a frame ended by `SYN_REPORT` value 1:
   /// the device is going away (unplug; ``lost(button:at:)`` follows) or was reset. Nothing
   /// was dropped and the release is not the user's: a press in progress is `device-lost`.
-  case releasedByKernel(button: Int, at: MonotonicInstant)
+  case releasedByKernel(button: String, at: MonotonicInstant)
   /// The button's device went away or stopped matching: a hold in progress is cancelled.
-  case lost(button: Int, at: MonotonicInstant)
+  case lost(button: String, at: MonotonicInstant)
   /// A device matches the button but does not have its key: the binding is refused
   /// for that device (reported once per device).
-  case refused(button: Int, device: InputDeviceInfo, reason: String)
+  case refused(button: String, device: InputDeviceInfo, reason: String)
   /// A further device matches a button that is already bound elsewhere; it is ignored
   /// while the first one stays (reported once per device).
-  case ignoredExtraMatch(button: Int, device: InputDeviceInfo, boundTo: InputDeviceInfo)
+  case ignoredExtraMatch(button: String, device: InputDeviceInfo, boundTo: InputDeviceInfo)
   /// A matching device could not be opened or grabbed (reported once until udev
   /// reports a change of that device).
   case deviceFailed(InputDeviceInfo, reason: String)
@@ -123,25 +127,25 @@ public protocol InputSource: AnyObject {
   var onEvent: (InputEvent) -> Void { get set }
   /// Discovers devices and binds the buttons that have one; the others wait quietly.
   func start(_ bindings: [ButtonBinding]) throws
-  /// Replaces the binding list (configuration reload). `unchanged` maps new indices to
-  /// old ones for buttons whose configuration is identical
-  /// (`Configuration.unchangedButtons(since:)`): they stay on their device, silently,
-  /// under the new index. Every other bound button reports
-  /// ``InputEvent/appeared(button:device:isDown:at:)`` under its new index. Devices that
+  /// Replaces the binding list (configuration reload). `unchanged` names the buttons
+  /// whose configuration is identical (`Configuration.unchangedButtons(since:)`),
+  /// wherever they moved in the list: they stay on their device, silently. Every other
+  /// bound button reports ``InputEvent/appeared(button:device:isDown:at:)``. Devices that
   /// stay bound stay open.
-  func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int])
-  /// Reads everything pending on the button's device now, delivering its events before
-  /// returning: a hold deadline calls this first, so a release stamped before the
-  /// deadline is seen even when it was not read yet.
-  func drain(button: Int)
+  func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: Set<String>)
+  /// Reads everything pending on the named button's device now, delivering its events
+  /// before returning: a hold deadline calls this first, so a release stamped before the
+  /// deadline is seen even when it was not read yet. A name without a device: nothing.
+  func drain(button: String)
   /// Ungrabs and closes every device and stops following udev.
   func shutdown()
   /// Every event device currently known (bound or not), for `actionctl devices`.
   var knownDevices: [InputDeviceInfo] { get }
-  /// The device a button is bound to, or nil while it waits for one.
-  func device(forButton button: Int) -> InputDeviceInfo?
+  /// The device the named button is bound to, or nil while it waits for one (or no
+  /// binding has that name).
+  func device(forButton button: String) -> InputDeviceInfo?
   /// Every device bound now, as last reported with
-  /// ``InputEvent/deviceBound(_:buttons:grabbed:readOnly:)``, sorted by devnode: the one
+  /// ``InputEvent/deviceBound(_:readOnly:)``, sorted by devnode: the one
   /// record of bound devices (`actionctl devices` and the status line read it here).
   var boundDevices: [BoundInputDevice] { get }
 }
@@ -149,7 +153,7 @@ public protocol InputSource: AnyObject {
 extension InputSource {
   /// Replaces the binding list keeping no button's binding: every bound button reports
   /// ``InputEvent/appeared(button:device:isDown:at:)`` again.
-  public func reconfigure(_ bindings: [ButtonBinding]) { reconfigure(bindings, keeping: [:]) }
+  public func reconfigure(_ bindings: [ButtonBinding]) { reconfigure(bindings, keeping: []) }
 }
 
 extension ButtonBinding {

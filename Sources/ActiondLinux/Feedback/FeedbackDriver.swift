@@ -21,8 +21,6 @@ package final class FeedbackDriver {
   private let factory: any FeedbackLightFactory
   private var schedulers = FeedbackSchedulers(configuration: Configuration())
   private var lights: [any FeedbackLight] = []
-  /// The configuration index of each output's button.
-  private var buttonIndices: [Int] = []
   /// Outputs whose last write failed (logged when they started failing).
   private var failing: Set<Int> = []
   private var timer: TimerID?
@@ -44,24 +42,20 @@ package final class FeedbackDriver {
 
   /// The outputs of `generation` replace the current ones (start and every reload):
   /// every light taken is given back first, the new ones start at rest. When nothing
-  /// about the outputs changed (the same outputs of the same buttons at the same
-  /// indices), they go on as they are: a reload does not make an indicator flicker.
+  /// about the outputs changed (the same outputs of the same buttons), they go on as they
+  /// are: a reload does not make an indicator flicker.
   package func configure(_ generation: ConfigurationGeneration) {
     guard !stopped else { return }
     self.generation = generation.number
     let configuration = generation.configuration
     let new = FeedbackSchedulers(configuration: configuration)
-    let indices = new.buttons.map { name in configuration.buttons.firstIndex { $0.name == name } ?? 0 }
-    guard
-      new.buttons != schedulers.buttons || new.schedulers.map(\.output) != schedulers.schedulers.map(\.output)
-        || indices != buttonIndices
+    guard new.buttons != schedulers.buttons || new.schedulers.map(\.output) != schedulers.schedulers.map(\.output)
     else { return }
     end()
     schedulers = new
-    buttonIndices = indices
     failing = []
     lights = schedulers.schedulers.indices.map { i in
-      factory.light(for: schedulers.schedulers[i].output, button: indices[i], buttonName: schedulers.buttons[i])
+      factory.light(for: schedulers.schedulers[i].output, button: schedulers.buttons[i])
     }
     for (i, light) in lights.enumerated() {
       bind(i)

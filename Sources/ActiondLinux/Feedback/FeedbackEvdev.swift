@@ -118,7 +118,8 @@ public final class EvdevFeedbackOutput: FeedbackLight {
 
   public let kind: Kind
   public let device: FeedbackDevice
-  public let button: Int
+  /// The button's name.
+  public let button: String
   public private(set) var label: String
   /// `SND_TONE`, `FF_RUMBLE`: what the label starts with.
   private let what: String
@@ -138,8 +139,7 @@ public final class EvdevFeedbackOutput: FeedbackLight {
   private var active = false
 
   public init(
-    kind: Kind, device: FeedbackDevice, button: Int, buttonName: String, deviceLEDs: (any ButtonDeviceLEDs)?,
-    evdev: any FeedbackEvdev
+    kind: Kind, device: FeedbackDevice, button: String, deviceLEDs: (any ButtonDeviceLEDs)?, evdev: any FeedbackEvdev
   ) {
     self.kind = kind
     self.device = device
@@ -152,7 +152,7 @@ public final class EvdevFeedbackOutput: FeedbackLight {
       case .rumble: RumbleEffect.name
       }
     self.what = what
-    label = device == .button ? "\(what) of button \(buttonName)'s device" : "\(what) of \(device)"
+    label = device == .button ? "\(what) of button \(button)'s device" : "\(what) of \(device)"
   }
 
   /// `output`'s kind: the event and its value, or the effect.

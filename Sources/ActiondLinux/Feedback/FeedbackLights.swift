@@ -47,16 +47,15 @@ extension FeedbackLight {
 
 /// Makes the light of each configured feedback output.
 public protocol FeedbackLightFactory: AnyObject {
-  /// The light of `output`, an output of button `buttonName` (index `button` in the
-  /// configuration's buttons).
-  func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight
+  /// The light of `output`, an output of the button named `button`.
+  func light(for output: FeedbackOutput, button: String) -> any FeedbackLight
 }
 
 /// The LEDs of the input device a button is bound to, written as `EV_LED` through the
 /// evdev descriptor the input layer holds. ``InputManager`` is the real one.
 public protocol ButtonDeviceLEDs: AnyObject {
-  /// Which device `button` is bound to now (its syspath); nil while it waits for one.
-  func ledDevice(forButton button: Int) -> String?
+  /// Which device the named button is bound to now (its syspath); nil while it waits for one.
+  func ledDevice(forButton button: String) -> String?
   /// Whether LED `code` of the open device `device` (a syspath) is lit (`EVIOCGLED`).
   func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool
   /// Sets LED `code` of the open device `device` (`EV_LED` and `SYN_REPORT` in one write).
@@ -86,14 +85,14 @@ public final class LinuxFeedbackLights: FeedbackLightFactory {
     self.evdev = evdev
   }
 
-  public func light(for output: FeedbackOutput, button: Int, buttonName: String) -> any FeedbackLight {
+  public func light(for output: FeedbackOutput, button: String) -> any FeedbackLight {
     switch output.light {
     case .sysfs(let name): SysfsLED(directory: ledsDirectory + "/" + name)
-    case .inputLED(let code): InputDeviceLED(leds: inputLEDs, button: button, buttonName: buttonName, code: code)
+    case .inputLED(let code): InputDeviceLED(leds: inputLEDs, button: button, code: code)
     case .sound(_, _, let device), .rumble(_, let device):
       EvdevFeedbackOutput(
-        kind: EvdevFeedbackOutput.kind(of: output)!, device: device, button: button, buttonName: buttonName,
-        deviceLEDs: inputLEDs, evdev: evdev)
+        kind: EvdevFeedbackOutput.kind(of: output)!, device: device, button: button, deviceLEDs: inputLEDs,
+        evdev: evdev)
     }
   }
 }
@@ -170,17 +169,18 @@ public final class SysfsLED: FeedbackLight {
 /// open (a device that went away took its LED with it), whichever button it serves by
 /// then. When the button moved to another device, that one is taken anew.
 public final class InputDeviceLED: FeedbackLight {
-  public let button: Int
+  /// The button's name.
+  public let button: String
   public let code: UInt16
   public let label: String
   private weak var leds: (any ButtonDeviceLEDs)?
   private var saved: (device: String, on: Bool)?
 
-  public init(leds: (any ButtonDeviceLEDs)?, button: Int, buttonName: String, code: UInt16) {
+  public init(leds: (any ButtonDeviceLEDs)?, button: String, code: UInt16) {
     self.leds = leds
     self.button = button
     self.code = code
-    label = "\(LEDCodes.name(of: code) ?? "LED \(code)") of button \(buttonName)'s device"
+    label = "\(LEDCodes.name(of: code) ?? "LED \(code)") of button \(button)'s device"
   }
 
   /// While the button has no device there is no LED to show: nothing is written and

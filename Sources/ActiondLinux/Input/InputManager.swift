@@ -13,6 +13,10 @@ import Glibc
 /// reported lost and rebind when it (or another match) comes back. A device is
 /// grabbed while any of its bound buttons asks for it.
 ///
+/// A button is known by its binding's name (``ButtonBinding/name``), as above the input
+/// layer: each device keeps its bound buttons' key codes with their names, set at every
+/// (re)configuration, so a key event goes out named without a lookup.
+///
 /// Everything runs on the loop thread. Per key event nothing is allocated.
 public final class InputManager: InputSource {
   public var onEvent: (InputEvent) -> Void = { _ in }
@@ -20,8 +24,8 @@ public final class InputManager: InputSource {
   private let loop: any InputEventLoop
   private let backend: any InputDeviceBackend
   private var bindings: [ButtonBinding] = []
-  /// Per button, the syspath of the device it is bound to.
-  private var boundTo: [String?] = []
+  /// Per button name, the syspath of the device it is bound to (no entry: it waits).
+  private var boundTo: [String: String] = [:]
   /// Every event device udev reported, in the order they were seen.
   private var known: [InputDeviceInfo] = []
   private var open: [String: OpenDevice] = [:]
@@ -35,15 +39,15 @@ public final class InputManager: InputSource {
     var info: InputDeviceInfo
     let handle: any InputDeviceHandle
     var watch: ReadinessWatch?
-    /// The bound buttons' key codes: scanned linearly per event (a device carries
-    /// one or two buttons), so dispatch needs no dictionary or allocation.
-    var keys: [(code: UInt16, button: Int)] = []
+    /// The bound buttons' key codes with their names: scanned linearly per event (a
+    /// device carries one or two buttons), so dispatch needs no dictionary or allocation
+    /// (a name is shared, not copied).
+    var keys: [(code: UInt16, button: String)] = []
     var grabbed = false
     var draining = false
-    /// What was last announced with `deviceBound` (the button indices, and the device
-    /// with its button names and grab as `boundDevices` and `deviceUnbound` report it);
-    /// nil before the first.
-    var announced: (buttons: [Int], device: BoundInputDevice)?
+    /// What was last announced with `deviceBound` (the device with its button names and
+    /// grab, as `boundDevices` and `deviceUnbound` report it); nil before the first.
+    var announced: BoundInputDevice?
 
     init(info: InputDeviceInfo, handle: any InputDeviceHandle) {
       self.info = info
@@ -55,7 +59,8 @@ public final class InputManager: InputSource {
     enum Kind: Hashable { case refused, extraMatch, openFailed, grabFailed }
     var kind: Kind
     var syspath: String
-    var button: Int
+    /// The button's name; empty for a problem of the device itself.
+    var button: String
   }
 
   /// An input manager reading devices from `backend`, watching fds on `loop`.
@@ -66,13 +71,13 @@ public final class InputManager: InputSource {
 
   public var knownDevices: [InputDeviceInfo] { known }
 
-  public func device(forButton button: Int) -> InputDeviceInfo? {
-    guard boundTo.indices.contains(button), let syspath = boundTo[button] else { return nil }
+  public func device(forButton button: String) -> InputDeviceInfo? {
+    guard let syspath = boundTo[button] else { return nil }
     return open[syspath]?.info
   }
 
   public var boundDevices: [BoundInputDevice] {
-    open.values.compactMap { $0.announced?.device }.sorted { ($0.info.devnode ?? "") < ($1.info.devnode ?? "") }
+    open.values.compactMap(\.announced).sorted { ($0.info.devnode ?? "") < ($1.info.devnode ?? "") }
   }
 
   /// The syspaths of the devices currently open, for diagnostics and tests.
@@ -107,37 +112,35 @@ public final class InputManager: InputSource {
     known = []
     for device in devices { remember(device) }
     self.bindings = bindings
-    boundTo = Array(repeating: nil, count: bindings.count)
+    boundTo = [:]
     started = true
     reconcile()
   }
 
-  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: [Int: Int]) {
+  public func reconfigure(_ bindings: [ButtonBinding], keeping unchanged: Set<String>) {
     guard started else {
       self.bindings = bindings
-      boundTo = Array(repeating: nil, count: bindings.count)
+      boundTo = [:]
       return
     }
     let previous = boundTo
     self.bindings = bindings
-    boundTo = Array(repeating: nil, count: bindings.count)
+    boundTo = [:]
     for device in open.values { device.keys = [] }
-    // An unchanged button stays on its device under its new index, without a new
-    // `appeared`: the engine kept its recognizer, so a press in progress goes on.
-    for (index, before) in unchanged.sorted(by: { $0.key < $1.key }) {
-      guard previous.indices.contains(before), let syspath = previous[before], let device = open[syspath] else {
-        continue
-      }
-      boundTo[index] = syspath
-      device.keys.append((bindings[index].keyCode, index))
+    // An unchanged button stays on its device, wherever it moved in the list, without a
+    // new `appeared`: the engine kept its recognizer, so a press in progress goes on.
+    for binding in bindings where unchanged.contains(binding.name) {
+      guard let syspath = previous[binding.name], let device = open[syspath] else { continue }
+      boundTo[binding.name] = syspath
+      device.keys.append((binding.keyCode, binding.name))
     }
     // A reload is also how an administrator asks to retry: forget every report.
     reported = []
     reconcile()
   }
 
-  public func drain(button: Int) {
-    guard boundTo.indices.contains(button), let syspath = boundTo[button], let device = open[syspath] else { return }
+  public func drain(button: String) {
+    guard let syspath = boundTo[button], let device = open[syspath] else { return }
     read(device, hangup: false)
   }
 
@@ -148,13 +151,13 @@ public final class InputManager: InputSource {
     monitor = nil
     let devices = open.values.sorted { $0.info.syspath < $1.info.syspath }
     open = [:]
-    boundTo = Array(repeating: nil, count: bindings.count)
+    boundTo = [:]
     started = false
     var events: [InputEvent] = []
     for device in devices {
       device.watch?.cancel()
       device.handle.close()
-      if let announced = device.announced { events.append(.deviceUnbound(announced.device, reason: .shutdown)) }
+      if let announced = device.announced { events.append(.deviceUnbound(announced, reason: .shutdown)) }
     }
     for event in events { onEvent(event) }
   }
@@ -258,44 +261,43 @@ public final class InputManager: InputSource {
     guard started else { return }
     let now = loop.now()
     var problems: [InputEvent] = []
-    var appeared: [Int] = []
+    var appeared: [ButtonBinding] = []
 
-    for button in boundTo.indices {
-      guard let syspath = boundTo[button] else { continue }
-      if let device = open[syspath], bindings[button].matches(device.info) { continue }
-      boundTo[button] = nil
-      open[syspath]?.keys.removeAll { $0.button == button }
-      problems.append(.lost(button: button, at: now))
+    for binding in bindings {
+      guard let syspath = boundTo[binding.name] else { continue }
+      if let device = open[syspath], binding.matches(device.info) { continue }
+      boundTo[binding.name] = nil
+      open[syspath]?.keys.removeAll { $0.button == binding.name }
+      problems.append(.lost(button: binding.name, at: now))
     }
 
-    for button in bindings.indices where boundTo[button] == nil {
-      let binding = bindings[button]
+    for binding in bindings where boundTo[binding.name] == nil {
       // Devices already open first, so a reload keeps what it can.
       let candidates = known.filter { binding.matches($0) && $0.devnode != nil }
       for info in candidates.filter({ open[$0.syspath] != nil }) + candidates.filter({ open[$0.syspath] == nil }) {
-        let refusal = Report(kind: .refused, syspath: info.syspath, button: button)
+        let refusal = Report(kind: .refused, syspath: info.syspath, button: binding.name)
         if reported.contains(refusal) { continue }
         guard let device = open[info.syspath] ?? openDevice(info, problems: &problems) else { continue }
         guard device.handle.hasKey(binding.keyCode) else {
           reported.insert(refusal)
           let reason = "\(info.devnode ?? info.syspath) (\(info.name)) has no key with code \(binding.keyCode)"
-          problems.append(.refused(button: button, device: info, reason: reason))
+          problems.append(.refused(button: binding.name, device: info, reason: reason))
           continue
         }
-        boundTo[button] = info.syspath
-        device.keys.append((binding.keyCode, button))
-        appeared.append(button)
+        boundTo[binding.name] = info.syspath
+        device.keys.append((binding.keyCode, binding.name))
+        appeared.append(binding)
         break
       }
     }
 
-    for button in bindings.indices {
-      guard let syspath = boundTo[button], let boundInfo = open[syspath]?.info else { continue }
-      for info in known where info.syspath != syspath && info.devnode != nil && bindings[button].matches(info) {
-        let report = Report(kind: .extraMatch, syspath: info.syspath, button: button)
+    for binding in bindings {
+      guard let syspath = boundTo[binding.name], let boundInfo = open[syspath]?.info else { continue }
+      for info in known where info.syspath != syspath && info.devnode != nil && binding.matches(info) {
+        let report = Report(kind: .extraMatch, syspath: info.syspath, button: binding.name)
         guard !reported.contains(report) else { continue }
         reported.insert(report)
-        problems.append(.ignoredExtraMatch(button: button, device: info, boundTo: boundInfo))
+        problems.append(.ignoredExtraMatch(button: binding.name, device: info, boundTo: boundInfo))
       }
     }
 
@@ -304,33 +306,38 @@ public final class InputManager: InputSource {
       if device.keys.isEmpty {
         close(device)
         if let announced = device.announced {
-          problems.append(.deviceUnbound(announced.device, reason: .noLongerMatched))
+          problems.append(.deviceUnbound(announced, reason: .noLongerMatched))
         }
         continue
       }
-      let wantsGrab = device.keys.contains { bindings[$0.button].grab }
+      let served = bindings.filter { binding in device.keys.contains { $0.button == binding.name } }
+      let wantsGrab = served.contains { $0.grab }
       if wantsGrab != device.grabbed { setGrab(device, wantsGrab, problems: &problems) }
-      let buttons = device.keys.map(\.button).sorted()
-      if device.announced?.buttons != buttons || device.announced?.device.grabbed != device.grabbed {
-        let names = buttons.map { bindings[$0].name }
-        device.announced = (buttons, BoundInputDevice(info: device.info, buttons: names, grabbed: device.grabbed))
-        boundEvents.append(
-          .deviceBound(device.info, buttons: buttons, grabbed: device.grabbed, readOnly: device.handle.isReadOnly))
+      // Announced again when the set of buttons or the grab changed: a reload that only
+      // moves buttons in the list changes nothing about the device.
+      let names = served.map(\.name)
+      if let announced = device.announced, Set(announced.buttons) == Set(names),
+        announced.grabbed == device.grabbed
+      {
+        continue
       }
+      let bound = BoundInputDevice(info: device.info, buttons: names, grabbed: device.grabbed)
+      device.announced = bound
+      boundEvents.append(.deviceBound(bound, readOnly: device.handle.isReadOnly))
     }
 
     var events = problems + boundEvents
-    for button in appeared {
-      guard let syspath = boundTo[button], let device = open[syspath] else { continue }
+    for binding in appeared {
+      guard let syspath = boundTo[binding.name], let device = open[syspath] else { continue }
       events.append(
         .appeared(
-          button: button, device: device.info, isDown: device.handle.isKeyDown(bindings[button].keyCode), at: now))
+          button: binding.name, device: device.info, isDown: device.handle.isKeyDown(binding.keyCode), at: now))
     }
     for event in events { onEvent(event) }
   }
 
   private func openDevice(_ info: InputDeviceInfo, problems: inout [InputEvent]) -> OpenDevice? {
-    let failure = Report(kind: .openFailed, syspath: info.syspath, button: -1)
+    let failure = Report(kind: .openFailed, syspath: info.syspath, button: "")
     guard !reported.contains(failure) else { return nil }
     let handle: any InputDeviceHandle
     do {
@@ -359,10 +366,10 @@ public final class InputManager: InputSource {
     do {
       if grab { try device.handle.grab() } else { try device.handle.ungrab() }
       device.grabbed = grab
-      reported.remove(Report(kind: .grabFailed, syspath: device.info.syspath, button: -1))
+      reported.remove(Report(kind: .grabFailed, syspath: device.info.syspath, button: ""))
     } catch {
       if !grab { device.grabbed = false }
-      let report = Report(kind: .grabFailed, syspath: device.info.syspath, button: -1)
+      let report = Report(kind: .grabFailed, syspath: device.info.syspath, button: "")
       guard !reported.contains(report) else { return }
       reported.insert(report)
       let what = grab ? "cannot grab (another program may hold it; events can be missed)" : "cannot ungrab"
@@ -386,7 +393,7 @@ public final class InputManager: InputSource {
     device.keys = []
     close(device)
     var events: [InputEvent] = buttons.map { .lost(button: $0, at: now) }
-    if let announced = device.announced { events.append(.deviceUnbound(announced.device, reason: reason)) }
+    if let announced = device.announced { events.append(.deviceUnbound(announced, reason: reason)) }
     for event in events { onEvent(event) }
   }
 
@@ -401,7 +408,7 @@ public final class InputManager: InputSource {
       switch event {
       case .key(let code, let value, let at):
         for key in device.keys where key.code == code {
-          onEvent(.key(button: key.button, value: value, at: at))
+          onEvent(.key(button: key.button, code: code, value: value, at: at))
         }
       case .resynced(let at):
         for key in device.keys {
@@ -435,8 +442,8 @@ extension InputManager {
 // MARK: - LEDs of the bound devices (feedback)
 
 extension InputManager: ButtonDeviceLEDs {
-  public func ledDevice(forButton button: Int) -> String? {
-    guard boundTo.indices.contains(button), let syspath = boundTo[button], open[syspath] != nil else { return nil }
+  public func ledDevice(forButton button: String) -> String? {
+    guard let syspath = boundTo[button], open[syspath] != nil else { return nil }
     return syspath
   }
 

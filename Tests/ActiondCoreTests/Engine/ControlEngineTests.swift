@@ -187,6 +187,33 @@ private func configuration(
           button: "action", kind: "org.example.timer", time: t0 + .milliseconds(800), duration: .milliseconds(800)))
   }
 
+  @Test func aReloadThatMovesTheButtonInTheListKeepsItsPress() throws {
+    let recorder = Recorder()
+    let engine = EngineHarness(configuration: try configuration(), output: recorder)
+    engine.start()
+    let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+    engine.deviceBound(button: "action", device: "/dev/input/event0", keyDown: false, at: t0)
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0)
+    // The buttons are known by name: "action" moving behind "foot" is no change to it.
+    var reordered = try configuration()
+    reordered.buttons.reverse()
+    engine.apply(configuration: reordered, at: t0 + .milliseconds(100))
+    #expect(!recorder.events.contains { $0.name == .cancelled })
+    #expect(recorder.armed == t0 + .milliseconds(600), "the hold deadline is still armed")
+    engine.deadlineReached(at: t0 + .milliseconds(600))
+    engine.keyEvent(button: "action", code: 148, value: 0, at: t0 + .milliseconds(800))
+    #expect(recorder.events.filter { $0.name == .performing }.count == 1)
+    // Renamed, it is another button: a press in progress under the old name ends as the
+    // old button goes away (cancelled), and the new name starts at rest.
+    engine.keyEvent(button: "action", code: 148, value: 1, at: t0 + .milliseconds(900))
+    var renamed = reordered
+    renamed.buttons[1].name = "main"
+    renamed.assignments = ["main": reordered.assignments["action"]!]
+    engine.apply(configuration: renamed, at: t0 + .milliseconds(1000))
+    #expect(recorder.events.contains(.cancelled(button: "action", kind: "org.example.timer", reason: "reload")))
+    #expect(recorder.armed == nil)
+  }
+
   @Test func aReloadThatChangesAHeldButtonAnnouncesNoCancellation() throws {
     let recorder = Recorder()
     let engine = EngineHarness(configuration: try configuration(), output: recorder)

@@ -10,22 +10,24 @@ import Testing
     let source = RecordingInputSource()
     var seen: [String] = []
     source.onEvent = { event in
-      if case .key(let button, let value, let at) = event { seen.append("\(button)=\(value)@\(at)") }
+      if case .key(let button, _, let value, let at) = event { seen.append("\(button)=\(value)@\(at)") }
     }
     source.startError = StartFailed()
     #expect(throws: StartFailed()) { try source.start([]) }
     let binding = ButtonBinding(name: "action", keyCode: 148, matches: { _ in true })
     try source.start([binding])
-    source.pendingOnDrain[0] = [.key(button: 0, value: 0, at: MonotonicInstant(nanoseconds: 5_000_000))]
-    source.drain(button: 0)
-    source.drain(button: 0)
-    source.emit(.key(button: 0, value: 1, at: MonotonicInstant(nanoseconds: 7_000_000)))
+    source.pendingOnDrain["action"] = [
+      .key(button: "action", code: 148, value: 0, at: MonotonicInstant(nanoseconds: 5_000_000))
+    ]
+    source.drain(button: "action")
+    source.drain(button: "action")
+    source.emit(.key(button: "action", code: 148, value: 1, at: MonotonicInstant(nanoseconds: 7_000_000)))
     source.reconfigure([])
     source.shutdown()
-    #expect(seen == ["0=0@5ms", "0=1@7ms"])
+    #expect(seen == ["action=0@5ms", "action=1@7ms"])
     #expect(
       source.calls == [
-        .start([]), .start(["action"]), .drain(button: 0), .drain(button: 0), .reconfigure([]), .shutdown,
+        .start([]), .start(["action"]), .drain(button: "action"), .drain(button: "action"), .reconfigure([]), .shutdown,
       ])
     #expect(source.bindings.isEmpty)
   }

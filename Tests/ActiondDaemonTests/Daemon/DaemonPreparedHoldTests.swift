@@ -14,7 +14,7 @@ import Testing
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
     // Stamped in the past: the deadline is due, and the next turn decides it.
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     #expect(wired.runner.runs.isEmpty)
     let prepared = try #require(wired.runner.preparedRequests.first, "readied at the key-down")
     #expect(prepared.argv == ["/usr/bin/lamp"])
@@ -26,7 +26,7 @@ import Testing
     #expect(wired.runner.prepared == nil)
     wired.runner.complete(with: .exited(0))
     try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(1000)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .milliseconds(1000)))
     try wired.turnOnce()
     #expect(wired.runner.preparedRequests.count == 1, "nothing is readied at a release")
   }
@@ -35,9 +35,9 @@ import Testing
     let wired = try WiredDaemon()
     let t0 = wired.daemon.loop.now()
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0))
     #expect(wired.runner.prepared != nil)
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(50)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .milliseconds(50)))
     #expect(wired.runner.prepared == nil, "released at the short press's end")
     try wired.turnOnce()
     #expect(wired.runner.runs.isEmpty)
@@ -47,7 +47,7 @@ import Testing
     let wired = try WiredDaemon()
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     #expect(wired.runner.prepared?.environment["ACTIOND_VALUE"] == "1", "readied to turn the lamp on")
     // Someone turns the lamp on before the threshold: the hold must now turn it off.
     let lamp = try #require(wired.daemon.engine.assignment(of: "action"))
@@ -58,7 +58,7 @@ import Testing
     #expect(wired.runner.requests.map { $0.environment["ACTIOND_VALUE"] } == ["0"])
     #expect(wired.runner.ranPrepared == [false], "the stale readied request is not run")
     #expect(wired.runner.prepared != nil, "still readied until the press ends")
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(1000)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .milliseconds(1000)))
     #expect(wired.runner.prepared == nil, "released at the press's end")
   }
 
@@ -66,7 +66,7 @@ import Testing
     let wired = try WiredDaemon()
     let t0 = wired.daemon.loop.now()
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0))
     #expect(wired.runner.prepared != nil)
     wired.daemon.reloadConfiguration()
     #expect(wired.runner.prepared == nil, "a user may resolve differently after a reload")
@@ -77,7 +77,7 @@ import Testing
     let wired = try WiredDaemon(assignment: #"{ doublePress: "org.example.lamp" }"#)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turnOnce()
     #expect(wired.runner.preparedRequests.isEmpty)
     #expect(wired.runner.runs.isEmpty)

@@ -15,7 +15,7 @@ import Testing
     let config = try WiredDaemon.writeConfiguration(directory)
     let input = RecordingInputSource()
     if bound {
-      input.buttonDevices[0] = InputDeviceInfo(syspath: "/sys/x/event9", devnode: "/dev/input/event9", name: "k")
+      input.buttonDevices["action"] = InputDeviceInfo(syspath: "/sys/x/event9", devnode: "/dev/input/event9", name: "k")
     }
     let log = RecordingLogSink()
     var asked = 0

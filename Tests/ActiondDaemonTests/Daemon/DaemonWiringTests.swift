@@ -21,9 +21,9 @@ import Testing
     #expect(wired.daemon.statusLine() == "1/1 button(s) bound, 1 device(s), 0 client(s)")
     #expect(wired.log.records(event: "device-added").count == 1)
 
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
-    #expect(wired.input.calls.contains(.drain(button: 0)), "the deadline drains the device first")
+    #expect(wired.input.calls.contains(.drain(button: "action")), "the deadline drains the device first")
     let request = try #require(wired.runner.requests.first)
     #expect(request.argv == ["/usr/bin/lamp"])
     #expect(request.environment["ACTIOND_BUTTON"] == "action")
@@ -34,8 +34,8 @@ import Testing
     try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
     #expect(wired.log.records(event: "performed").first?.message == "Lamp: Lit")
 
-    wired.input.emit(.key(button: 0, value: 2, at: t0 + .milliseconds(900)))
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(1000)))
+    wired.input.emit(.key(button: "action", code: 148, value: 2, at: t0 + .milliseconds(900)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .milliseconds(1000)))
     try wired.turnOnce()
     #expect(wired.runner.runs.count == 1, "a hold performs exactly once")
     #expect(wired.log.records(event: "performed").count == 1)
@@ -59,7 +59,7 @@ import Testing
     }
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(atSpawn.contains { if case .held = $0 { true } else { false } }, "\(atSpawn)")
     #expect(atSpawn.contains { if case .performing = $0 { true } else { false } }, "\(atSpawn)")
@@ -111,7 +111,7 @@ import Testing
     #expect(!loop.isQuiet)
 
     // A hold whose deadline is already due: decided next turn, its command keeps the quiet.
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .seconds(1)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .seconds(1)))
     #expect(loop.isQuiet, "the deadline is near")
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(loop.isQuiet, "the command has not shown life yet")
@@ -119,24 +119,24 @@ import Testing
     #expect(!loop.isQuiet, "its first output line ends the quiet")
     wired.runner.complete(with: .exited(0))
     try wired.turn(until: "performed") { !wired.log.records(event: "performed").isEmpty }
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .seconds(2)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .seconds(2)))
     try wired.turnOnce()
     #expect(!loop.isQuiet)
 
     // A second hold: the command's exit ends the quiet too.
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .seconds(3)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .seconds(3)))
     try wired.turn(until: "the second hold's command") { wired.runner.runs.count == 2 }
     #expect(loop.isQuiet)
     wired.runner.complete(with: .exited(0))
     #expect(!loop.isQuiet, "its exit ends the quiet")
     try wired.turn(until: "performed twice") { wired.log.records(event: "performed").count == 2 }
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .seconds(4)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .seconds(4)))
     try wired.turnOnce()
 
     // A press now, released before its threshold: the deadline is gone, so is the quiet.
-    wired.input.emit(.key(button: 0, value: 1, at: loop.now()))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: loop.now()))
     #expect(loop.isQuiet, "600 ms before the deadline, within `before`")
-    wired.input.emit(.key(button: 0, value: 0, at: loop.now()))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: loop.now()))
     try wired.turnOnce()
     #expect(!loop.isQuiet)
     #expect(wired.runner.runs.count == 2, "the short press ran nothing")
@@ -148,11 +148,11 @@ import Testing
     let wired = try WiredDaemon()
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     let bound = wired.input.boundDevices[0]
-    wired.input.buttonDevices[0] = nil
+    wired.input.buttonDevices["action"] = nil
     wired.input.boundDevices = []
-    wired.input.emit(.lost(button: 0, at: t0 + .milliseconds(200)))
+    wired.input.emit(.lost(button: "action", at: t0 + .milliseconds(200)))
     wired.input.emit(.deviceUnbound(bound, reason: .removed))
     try wired.turnOnce()
     try wired.turnOnce()
@@ -165,13 +165,47 @@ import Testing
     #expect(wired.daemon.statusLine() == "0/1 button(s) bound, 0 device(s), 0 client(s)")
   }
 
+  /// From the input layer on a button is its name: an event for a button a reload removed
+  /// (from an input source that still has it) reaches no press, and the daemon goes on.
+  /// (With binding slots, such an event indexed past the configuration's buttons.)
+  @Test func inputEventsForAButtonAReloadRemovedAreIgnored() throws {
+    let wired = try WiredDaemon()
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    try WiredDaemon.writeConfiguration(wired.directory, button: "main")
+    wired.daemon.reloadConfiguration()
+    #expect(wired.log.records(event: "config-problem").isEmpty)
+    #expect(wired.input.bindings.map(\.name) == ["main"])
+    let device = wired.device
+    let gone: [InputEvent] = [
+      .appeared(button: "action", device: device, isDown: false, at: t0 + .milliseconds(100)),
+      .key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(200)),
+      .resync(button: "action", isDown: true, at: t0 + .milliseconds(300)),
+      .releasedByKernel(button: "action", at: t0 + .milliseconds(400)),
+      .lost(button: "action", at: t0 + .milliseconds(500)),
+      .refused(button: "action", device: device, reason: "no such key"),
+      .ignoredExtraMatch(button: "action", device: device, boundTo: device),
+    ]
+    for event in gone { wired.input.emit(event) }
+    try wired.turnOnce()
+    #expect(wired.log.records(event: "pressed").isEmpty)
+    #expect(wired.runner.runs.isEmpty)
+    #expect(wired.log.records(event: "device-refused").first?.message.hasPrefix("button action: ") == true)
+    // The button under its new name is pressed and held as ever.
+    wired.input.buttonDevices["main"] = device
+    wired.input.emit(.appeared(button: "main", device: device, isDown: false, at: t0 + .seconds(1)))
+    wired.input.emit(.key(button: "main", code: 148, value: 1, at: t0 + .seconds(2)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(wired.log.records(event: "pressed").map(\.message) == ["button main pressed: Hold to Turn On"])
+  }
+
   /// A stop while a momentary toggle is held on turns it off first, and spares that off
   /// from the stop's SIGTERM: nothing stays on because the daemon stopped.
   @Test func aStopTurnsAHeldMomentaryToggleOff() throws {
     let wired = try WiredDaemon(assignment: #"{ kind: "org.example.lamp", momentary: true }"#)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the momentary on") { !wired.runner.runs.isEmpty }
     #expect(wired.runner.requests.first?.environment["ACTIOND_VALUE"] == "1")
     wired.runner.complete(with: .exited(0))

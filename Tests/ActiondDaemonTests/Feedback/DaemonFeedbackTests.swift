@@ -22,7 +22,7 @@ import Testing
 
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     #expect(lights.writes == ["sysfs ACT@action off"], "a press is not shown on these outputs")
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     // The loop turn that decided the hold (and started its command) wrote the tick.
@@ -52,7 +52,7 @@ import Testing
     }
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(lights.writes == ["sysfs ACT@action on"], "the tick is written in the turn that started the command")
     #expect(runsAtTick == 1, "the command was started before the tick was written")
@@ -121,7 +121,7 @@ import Testing
     let wired = try WiredDaemon(feedback: #"[{ led: "LED_CAPSL" }]"#, lights: lights)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     wired.runner.complete(with: .exited(1))
     try wired.turn(until: "failed") { !wired.log.records(event: "failed").isEmpty }
@@ -145,8 +145,8 @@ import Testing
     wired.plugIn(at: wired.daemon.loop.now())
     func shortPress() {
       let now = wired.daemon.loop.now()
-      wired.input.emit(.key(button: 0, value: 1, at: now))
-      wired.input.emit(.key(button: 0, value: 0, at: now + .milliseconds(50)))
+      wired.input.emit(.key(button: "action", code: 148, value: 1, at: now))
+      wired.input.emit(.key(button: "action", code: 148, value: 0, at: now + .milliseconds(50)))
     }
     shortPress()
     shortPress()
@@ -174,8 +174,8 @@ import Testing
     wired.plugIn(at: wired.daemon.loop.now())
     for _ in 0..<3 {
       let now = wired.daemon.loop.now()
-      wired.input.emit(.key(button: 0, value: 1, at: now))
-      wired.input.emit(.key(button: 0, value: 0, at: now + .milliseconds(50)))
+      wired.input.emit(.key(button: "action", code: 148, value: 1, at: now))
+      wired.input.emit(.key(button: "action", code: 148, value: 0, at: now + .milliseconds(50)))
     }
     let failures = wired.log.records(event: "feedback-failed")
     #expect(failures.count == 1)
@@ -184,31 +184,40 @@ import Testing
     #expect(wired.log.records(event: "feedback-recovered").isEmpty)
   }
 
-  /// A sysfs LED that ticks on `held` is taken from its trigger at the press's key-down
-  /// (the kernel's RCU wait is paid then, not at the threshold), its brightness written
-  /// back as it was, and given back when the press ends before its threshold.
-  @Test func aSysfsLEDThatTicksOnHeldIsTakenAtTheKeyDown() throws {
+  /// A daemon whose button ticks a real sysfs light on `held`: a directory shaped like
+  /// /sys/class/leds/ACT (trigger heartbeat, max brightness 1, at `brightness`), and what
+  /// reads one of its files. The directory is returned to be kept for the test's length.
+  private func sysfsLEDTickingOnHeld(
+    brightness: Int
+  ) throws -> (leds: TemporaryDirectory, wired: WiredDaemon, read: (String) -> String) {
     let leds = try TemporaryDirectory("actiond-leds")
     try Daemon.makeDirectory(leds.file("ACT"))
     _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
-    _ = try leds.write("ACT/brightness", "1\n")
+    _ = try leds.write("ACT/brightness", "\(brightness)\n")
     _ = try leds.write("ACT/max_brightness", "1\n")
     let wired = try WiredDaemon(
       feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
       lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
-    let read = { (name: String) in SmallFile.read(leds.file("ACT/" + name)).text ?? "" }
+    return (leds, wired, { name in SmallFile.read(leds.file("ACT/" + name)).text ?? "" })
+  }
+
+  /// A sysfs LED that ticks on `held` is taken from its trigger at the press's key-down
+  /// (the kernel's RCU wait is paid then, not at the threshold), its brightness written
+  /// back as it was, and given back when the press ends before its threshold.
+  @Test func aSysfsLEDThatTicksOnHeldIsTakenAtTheKeyDown() throws {
+    let (leds, wired, read) = try sysfsLEDTickingOnHeld(brightness: 1)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     #expect(read("trigger") == "none", "taken at the key-down")
     #expect(read("brightness") == "1", "showing what it showed")
-    wired.input.emit(.key(button: 0, value: 0, at: t0 + .milliseconds(150)))
+    wired.input.emit(.key(button: "action", code: 148, value: 0, at: t0 + .milliseconds(150)))
     #expect(read("trigger") == "heartbeat", "a press without a hold gives it back")
     #expect(read("brightness") == "1")
     #expect(wired.runner.runs.isEmpty)
     // A stop while a press holds the light gives it back too.
     _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(300)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(300)))
     #expect(read("trigger") == "none")
     wired.daemon.shutdown(reason: "test")
     #expect(read("trigger") == "heartbeat", "a stop gives back a light taken at the key-down")
@@ -218,19 +227,11 @@ import Testing
   /// The real sysfs light on a directory shaped like /sys/class/leds/ACT: the tick takes
   /// it over (trigger none, max brightness) and gives it back (trigger and brightness).
   @Test func theTickOnARealSysfsLEDRestoresItsTrigger() throws {
-    let leds = try TemporaryDirectory("actiond-leds")
-    try Daemon.makeDirectory(leds.file("ACT"))
-    _ = try leds.write("ACT/trigger", "none timer [heartbeat]\n")
-    _ = try leds.write("ACT/brightness", "0\n")
-    _ = try leds.write("ACT/max_brightness", "1\n")
-    let wired = try WiredDaemon(
-      feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#,
-      lights: LinuxFeedbackLights(ledsDirectory: leds.path, inputLEDs: nil))
-    let read = { (name: String) in SmallFile.read(leds.file("ACT/" + name)).text ?? "" }
+    let (_, wired, read) = try sysfsLEDTickingOnHeld(brightness: 0)
     #expect(read("trigger") == "none timer [heartbeat]\n", "nothing shown, nothing touched")
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(read("trigger") == "none")
     #expect(read("brightness") == "1")
@@ -245,7 +246,7 @@ import Testing
 private final class RecordingButtonLEDs: ButtonDeviceLEDs {
   var device: String?
   var calls: [String] = []
-  func ledDevice(forButton button: Int) -> String? { device }
+  func ledDevice(forButton button: String) -> String? { button == "action" ? device : nil }
   func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool {
     calls.append("get \(LEDCodes.name(of: code) ?? "")")
     return true

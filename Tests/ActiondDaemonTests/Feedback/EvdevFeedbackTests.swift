@@ -46,7 +46,7 @@ final class RecordingFeedbackEvdev: FeedbackEvdev {
 /// The button's device for the outputs that use it: one descriptor per syspath.
 private final class ButtonDevice: ButtonDeviceLEDs {
   var device: String? = "input7"
-  func ledDevice(forButton button: Int) -> String? { device }
+  func ledDevice(forButton button: String) -> String? { button == "a" || button == "action" ? device : nil }
   func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool { false }
   func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError) {}
   func isOpen(device: String) -> Bool { device == self.device }
@@ -64,8 +64,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
     let evdev = RecordingFeedbackEvdev()
     let factory = LinuxFeedbackLights(inputLEDs: nil, evdev: evdev)
     let light = factory.light(
-      for: output(.sound(code: SoundCodes.tone, hertz: 880, device: .named("PC Speaker"))), button: 0,
-      buttonName: "action")
+      for: output(.sound(code: SoundCodes.tone, hertz: 880, device: .named("PC Speaker"))), button: "action")
     #expect(light.label == "SND_TONE of device \"PC Speaker\"")
     try light.bind()
     #expect(light.label == "SND_TONE of /dev/input/event51 (PC Speaker)")
@@ -96,7 +95,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
         .held: FeedbackPattern(alternatingMilliseconds: [40]), .failed: .init(alternatingMilliseconds: [90, 20, 30]),
       ])
     #expect(RumbleEffect.lengthMs(of: out) == 90)
-    let light = factory.light(for: out, button: 0, buttonName: "action")
+    let light = factory.light(for: out, button: "action")
     #expect(light.label == "FF_RUMBLE of button action's device")
     try light.bind()
     #expect(try light.set(true) == false, "no device: nothing to play")
@@ -125,10 +124,9 @@ private final class ButtonDevice: ButtonDeviceLEDs {
     evdev.capabilities = ["*": ["EV_SND 1"]]
     let device = ButtonDevice()
     let factory = LinuxFeedbackLights(inputLEDs: device, evdev: evdev)
-    let rumble = factory.light(for: output(.rumble(strength: 100, device: .button)), button: 0, buttonName: "a")
+    let rumble = factory.light(for: output(.rumble(strength: 100, device: .button)), button: "a")
     let tone = factory.light(
-      for: output(.sound(code: SoundCodes.tone, hertz: 1000, device: .path("/dev/input/event3"))), button: 0,
-      buttonName: "a")
+      for: output(.sound(code: SoundCodes.tone, hertz: 1000, device: .path("/dev/input/event3"))), button: "a")
     for light in [rumble, tone] {
       #expect {
         try light.bind()
@@ -148,7 +146,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
     let evdev = RecordingFeedbackEvdev()
     evdev.missing = ["Beeper"]
     let light = LinuxFeedbackLights(inputLEDs: nil, evdev: evdev).light(
-      for: output(.sound(code: SoundCodes.bell, hertz: 1, device: .named("Beeper"))), button: 0, buttonName: "a")
+      for: output(.sound(code: SoundCodes.bell, hertz: 1, device: .named("Beeper"))), button: "a")
     #expect(throws: FeedbackLightError.self) { try light.bind() }
     #expect(throws: FeedbackLightError.self) { try light.set(true) }
     evdev.missing = []
@@ -186,7 +184,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
       refused.first?.message
         == "button action: feedback on FF_RUMBLE of button action's device failed: the device has no EV_FF "
         + "FF_RUMBLE (not logged again until it works)")
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     #expect(evdev.calls == ["open PC Speaker"], "a press is not a sound by default")
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(evdev.calls.last == "write 51 EV_SND 2 2000", "the tick in the turn that decided the hold")

@@ -64,11 +64,12 @@ final class WiredDaemon {
     try daemon.start()
   }
 
-  /// Writes the configuration file (one button "action" on ``device``, a store-backed exec
-  /// toggle "org.example.lamp"); its path. Called again, it is what a reload reads.
+  /// Writes the configuration file (one button, `button`, on ``device``, a store-backed
+  /// exec toggle "org.example.lamp"); its path. Called again, it is what a reload reads.
   @discardableResult
   static func writeConfiguration(
-    _ directory: TemporaryDirectory, assignment: String = #""org.example.lamp""#, feedback: String? = nil
+    _ directory: TemporaryDirectory, assignment: String = #""org.example.lamp""#, feedback: String? = nil,
+    button: String = "action"
   ) throws -> String {
     try directory.write(
       "actiond.json",
@@ -76,24 +77,25 @@ final class WiredDaemon {
       {
         socket: { path: "\(directory.file("actiond.sock"))" },
         stateDirectory: "\(directory.file("state"))",
-        buttons: [ { name: "action", key: "KEY_PROG1", holdThresholdMs: 600, match: { devnode: "/dev/input/event9" }\(
+        buttons: [ { name: "\(button)", key: "KEY_PROG1", holdThresholdMs: 600, match: { devnode: "/dev/input/event9" }\(
           feedback.map { ", feedback: \($0)" } ?? "") } ],
         controls: [
           { kind: "org.example.lamp", type: "toggle", displayName: "Lamp",
             valueText: { on: "Lit", off: "Dark" },
             intent: { type: "exec", argv: ["/usr/bin/lamp"] }, value: { type: "store", initial: false } },
         ],
-        assignments: { action: \(assignment) },
+        assignments: { "\(button)": \(assignment) },
       }
       """)
   }
 
   /// Binds the button to ``device`` as the input manager would report it, at `time`.
   func plugIn(at time: MonotonicInstant) {
-    input.buttonDevices[0] = device
-    input.boundDevices = [BoundInputDevice(info: device, buttons: ["action"], grabbed: false)]
-    input.emit(.appeared(button: 0, device: device, isDown: false, at: time))
-    input.emit(.deviceBound(device, buttons: [0], grabbed: false, readOnly: false))
+    input.buttonDevices["action"] = device
+    let bound = BoundInputDevice(info: device, buttons: ["action"], grabbed: false)
+    input.boundDevices = [bound]
+    input.emit(.appeared(button: "action", device: device, isDown: false, at: time))
+    input.emit(.deviceBound(bound, readOnly: false))
   }
 
   /// Turns the loop until `condition` holds; the bound only matters when it never does.

@@ -25,7 +25,7 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
   var lit: [String: Bool] = [:]
   var calls: [String] = []
   var writeError: Errno?
-  func ledDevice(forButton button: Int) -> String? { device }
+  func ledDevice(forButton button: String) -> String? { button == "action" ? device : nil }
   func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool {
     calls.append("get \(device) \(code)")
     return lit["\(device) \(code)"] ?? false
@@ -100,7 +100,7 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
   @Test func anInputLEDRestoresItsPriorState() throws {
     let leds = FakeButtonLEDs()
     leds.lit["input9 1"] = true  // Caps Lock was on
-    let light = InputDeviceLED(leds: leds, button: 2, buttonName: "action", code: 1)
+    let light = InputDeviceLED(leds: leds, button: "action", code: 1)
     #expect(light.label == "LED_CAPSL of button action's device")
     try light.set(true)
     try light.set(false)
@@ -114,7 +114,7 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
   /// nothing is written; a failed write is an error the driver logs.
   @Test func anInputLEDFollowsTheButtonsDevice() throws {
     let leds = FakeButtonLEDs()
-    let light = InputDeviceLED(leds: leds, button: 0, buttonName: "action", code: 8)
+    let light = InputDeviceLED(leds: leds, button: "action", code: 8)
     try light.set(true)
     leds.device = "input10"
     leds.lit["input10 8"] = true
@@ -140,10 +140,10 @@ private final class FakeButtonLEDs: ButtonDeviceLEDs {
     let leds = FakeButtonLEDs()
     let factory = LinuxFeedbackLights(ledsDirectory: "/tmp/leds", inputLEDs: leds)
     #expect(
-      factory.light(for: FeedbackOutput(light: .sysfs(name: "ACT")), button: 0, buttonName: "a").label
+      factory.light(for: FeedbackOutput(light: .sysfs(name: "ACT")), button: "a").label
         == "/tmp/leds/ACT")
     #expect(
-      factory.light(for: FeedbackOutput(light: .inputLED(code: 1)), button: 0, buttonName: "a").label
+      factory.light(for: FeedbackOutput(light: .inputLED(code: 1)), button: "a").label
         == "LED_CAPSL of button a's device")
   }
 }

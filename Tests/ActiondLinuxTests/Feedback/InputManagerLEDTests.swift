@@ -22,8 +22,8 @@ import Testing
     backend.specs[device.syspath]?.fd = fds[1]
     let manager = InputManager(loop: loop, backend: backend)
     try manager.start([ButtonBinding(name: "action", keyCode: 148, matches: { _ in true })])
-    #expect(manager.ledDevice(forButton: 0) == device.syspath)
-    #expect(manager.ledDevice(forButton: 1) == nil)
+    #expect(manager.ledDevice(forButton: "action") == device.syspath)
+    #expect(manager.ledDevice(forButton: "other") == nil)
 
     try manager.setLED(device: device.syspath, code: 1, on: true)
     try manager.setLED(device: device.syspath, code: 1, on: false)

@@ -189,12 +189,13 @@ func eventDevice(
 /// A readable rendering of events, so expectations read like the log.
 func describe(_ event: InputEvent) -> String {
   switch event {
-  case .deviceBound(let info, let buttons, let grabbed, let readOnly):
-    "bound \(info.devnode ?? "?") \(buttons)\(grabbed ? " grabbed" : "")\(readOnly ? " read-only" : "")"
+  case .deviceBound(let device, let readOnly):
+    "bound \(device.info.devnode ?? "?") [\(device.buttons.joined(separator: ", "))]"
+      + "\(device.grabbed ? " grabbed" : "")\(readOnly ? " read-only" : "")"
   case .deviceUnbound(let device, let reason): "unbound \(device.info.devnode ?? "?") \(reason)"
   case .appeared(let button, let info, let isDown, let at):
     "appeared \(button) on \(info.devnode ?? "?") \(isDown ? "down" : "up") @\(at)"
-  case .key(let button, let value, let at): "key \(button)=\(value) @\(at)"
+  case .key(let button, _, let value, let at): "key \(button)=\(value) @\(at)"
   case .resync(let button, let isDown, let at): "resync \(button) \(isDown ? "down" : "up") @\(at)"
   case .releasedByKernel(let button, let at): "released-by-kernel \(button) @\(at)"
   case .lost(let button, let at): "lost \(button) @\(at)"

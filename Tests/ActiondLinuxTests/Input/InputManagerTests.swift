@@ -60,14 +60,14 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.backend.openCount(dev.syspath) == 1)
     #expect(
       h.take() == [
-        "bound /dev/input/event3 [0, 1]", "appeared 0 on /dev/input/event3 up @1000ms",
-        "appeared 1 on /dev/input/event3 up @1000ms",
+        "bound /dev/input/event3 [action, second]", "appeared action on /dev/input/event3 up @1000ms",
+        "appeared second on /dev/input/event3 up @1000ms",
       ])
     let fd = try #require(h.backend.handle(dev.syspath)).fileDescriptor
     #expect(h.loop.watchedFDs == [fd, 500].sorted())
-    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
-    #expect(h.manager.device(forButton: 1)?.syspath == dev.syspath)
-    #expect(h.manager.device(forButton: 2) == nil)
+    #expect(h.manager.device(forButton: "action")?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: "second")?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: "third") == nil)
   }
 
   @Test func keyEventsAreRoutedByCodeWithKernelTimestamps() throws {
@@ -80,21 +80,21 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
       .key(code: keyProg2, value: 0, at: at(7)), .key(code: keyProg1, value: 2, at: at(8)),
     ]
     h.loop.fire(handle.fileDescriptor)
-    #expect(h.take() == ["key 0=1 @5ms", "key 1=0 @7ms", "key 0=2 @8ms"])
+    #expect(h.take() == ["key a=1 @5ms", "key b=0 @7ms", "key a=2 @8ms"])
   }
 
   @Test func aKeyAlreadyDownAppearsDown() throws {
     let h = Harness()
     h.backend.plug(eventDevice(3), keys: [keyProg1], down: [keyProg1])
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
-    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 down @1000ms"])
+    #expect(h.take() == ["bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 down @1000ms"])
   }
 
   @Test func aDeviceWithoutTheKeyIsRefusedOnceAndClosed() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3, name: "AT keyboard"), keys: [30])
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("AT keyboard"))])
-    #expect(h.take() == ["refused 0 on /dev/input/event3"])
+    #expect(h.take() == ["refused a on /dev/input/event3"])
     guard case .refused(_, _, let reason) = h.raw.first else { Issue.record("no refusal"); return }
     #expect(reason == "/dev/input/event3 (AT keyboard) has no key with code 148")
     #expect(h.backend.handle(dev.syspath)?.isClosed == true)
@@ -107,7 +107,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
 
   /// The manager is the one record of bound devices: `boundDevices` lists each as it was
   /// announced (its buttons by name), and `deviceUnbound` repeats that announcement even
-  /// after a reload renamed the buttons or moved their indices.
+  /// after a reload renamed the buttons.
   @Test func boundDevicesAreWhatWasAnnounced() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3, tags: ["actiond"]), keys: [keyProg1, keyProg2])
@@ -133,7 +133,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     let h = Harness()
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
     #expect(h.take().isEmpty)
-    #expect(h.manager.device(forButton: 0) == nil)
+    #expect(h.manager.device(forButton: "a") == nil)
     h.backend.plug(eventDevice(4, name: "other"), keys: [keyProg1])
     h.udev(.add, eventDevice(4, name: "other"))
     #expect(h.take().isEmpty)
@@ -141,7 +141,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     let dev = h.backend.plug(eventDevice(5, tags: ["actiond"]), keys: [keyProg1])
     h.loop.clock = at(2000)
     h.udev(.add, dev)
-    #expect(h.take() == ["bound /dev/input/event5 [0]", "appeared 0 on /dev/input/event5 up @2000ms"])
+    #expect(h.take() == ["bound /dev/input/event5 [a]", "appeared a on /dev/input/event5 up @2000ms"])
     #expect(h.manager.knownDevices.map(\.syspath) == [eventDevice(4).syspath, dev.syspath])
   }
 
@@ -154,14 +154,14 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     h.loop.clock = at(3000)
     h.backend.present = []
     h.udev(.remove, InputDeviceInfo(syspath: first.syspath, devnode: first.devnode, name: ""))
-    #expect(h.take() == ["lost 0 @3000ms", "unbound /dev/input/event3 removed"])
+    #expect(h.take() == ["lost a @3000ms", "unbound /dev/input/event3 removed"])
     #expect(handle.isClosed)
     #expect(h.loop.watchedFDs == [500])
     #expect(h.manager.knownDevices.isEmpty)
     // The replugged device gets a new input number, hence a new syspath and node.
     let again = h.backend.plug(eventDevice(7, tags: ["actiond"]), keys: [keyProg1])
     h.udev(.add, again)
-    #expect(h.take() == ["bound /dev/input/event7 [0]", "appeared 0 on /dev/input/event7 up @3000ms"])
+    #expect(h.take() == ["bound /dev/input/event7 [a]", "appeared a on /dev/input/event7 up @3000ms"])
   }
 
   @Test func aReadFailureUnbindsAndForgetsTheDeviceUntilUdevReportsItAgain() throws {
@@ -174,13 +174,13 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     handle.failure = .noSuchDevice
     h.loop.fire(handle.fileDescriptor, hangup: true)
     #expect(
-      h.take() == ["key 0=1 @10ms", "lost 0 @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
+      h.take() == ["key a=1 @10ms", "lost a @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
     #expect(handle.isClosed)
     #expect(h.manager.knownDevices.isEmpty, "not reopened in a loop")
     #expect(h.backend.openCount(dev.syspath) == 1)
     h.udev(.change, dev)
     #expect(h.backend.openCount(dev.syspath) == 2)
-    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+    #expect(h.take() == ["bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 up @1000ms"])
   }
 
   @Test func aHangupWithNothingToReadStillUnbinds() throws {
@@ -189,7 +189,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
     _ = h.take()
     h.loop.fire(try #require(h.backend.handle(dev.syspath)).fileDescriptor, hangup: true)
-    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 read failed: hang-up"])
+    #expect(h.take() == ["lost a @1000ms", "unbound /dev/input/event3 read failed: hang-up"])
   }
 
   @Test func aChangeEventReevaluatesMatching() throws {
@@ -200,10 +200,10 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     var tagged = plain
     tagged.tags = ["actiond"]
     h.udev(.change, tagged)
-    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
-    #expect(h.manager.device(forButton: 0)?.tags == ["actiond"])
+    #expect(h.take() == ["bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 up @1000ms"])
+    #expect(h.manager.device(forButton: "a")?.tags == ["actiond"])
     h.udev(.change, plain)
-    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 no longer matched by any button"])
+    #expect(h.take() == ["lost a @1000ms", "unbound /dev/input/event3 no longer matched by any button"])
     #expect(h.backend.handle(plain.syspath)?.isClosed == true)
   }
 
@@ -216,10 +216,10 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     ])
     let handle = try #require(h.backend.handle(dev.syspath))
     #expect(handle.isGrabbed)
-    #expect(h.take().first == "bound /dev/input/event3 [0, 1] grabbed")
+    #expect(h.take().first == "bound /dev/input/event3 [a, b] grabbed")
     h.manager.reconfigure([ButtonBinding(name: "a", keyCode: keyProg1, grab: false, matches: named("test keys"))])
     #expect(!handle.isGrabbed)
-    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+    #expect(h.take() == ["bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 up @1000ms"])
     #expect(h.backend.openCount(dev.syspath) == 1, "a reload keeps bound devices open")
   }
 
@@ -233,19 +233,19 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     ])
     _ = h.take()
     h.manager.reconfigure([ButtonBinding(name: "board", keyCode: keyProg2, matches: named("board"))])
+    // event4 still serves "board" alone: it is not announced bound again.
     #expect(
       h.take() == [
-        "unbound /dev/input/event3 no longer matched by any button", "bound /dev/input/event4 [0]",
-        "appeared 0 on /dev/input/event4 down @1000ms",
+        "unbound /dev/input/event3 no longer matched by any button", "appeared board on /dev/input/event4 down @1000ms",
       ])
     #expect(h.backend.handle(a.syspath)?.isClosed == true)
     #expect(h.backend.handle(b.syspath)?.isClosed == false)
     #expect(h.backend.openCount(b.syspath) == 1)
-    // Events now reach the new index.
+    // Events go on reaching the button.
     let handle = try #require(h.backend.handle(b.syspath))
     handle.pending = [.key(code: keyProg2, value: 0, at: at(20))]
     h.loop.fire(handle.fileDescriptor)
-    #expect(h.take() == ["key 0=0 @20ms"])
+    #expect(h.take() == ["key board=0 @20ms"])
   }
 
   @Test func aGrabFailureIsReportedOnceAndTheButtonStaysBound() throws {
@@ -256,9 +256,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(
       h.take() == [
         "failed /dev/input/event3: cannot grab (another program may hold it; events can be missed): \(Errno(EBUSY))",
-        "bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms",
+        "bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 up @1000ms",
       ])
-    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: "a")?.syspath == dev.syspath)
     h.udev(.add, eventDevice(9, name: "unrelated"))
     #expect(h.take().isEmpty, "not reported again at every udev event")
     // Once the other program lets go, the next udev event takes the grab.
@@ -266,14 +266,14 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     handle.grabError = nil
     h.udev(.add, eventDevice(10, name: "unrelated"))
     #expect(handle.isGrabbed)
-    #expect(h.take() == ["bound /dev/input/event3 [0] grabbed"])
+    #expect(h.take() == ["bound /dev/input/event3 [a] grabbed"])
   }
 
   @Test func aReadOnlyDeviceIsReportedAsSuch() throws {
     let h = Harness()
     h.backend.plug(eventDevice(3), keys: [keyProg1], readOnly: true)
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: named("test keys"))])
-    #expect(h.take().first == "bound /dev/input/event3 [0] read-only")
+    #expect(h.take().first == "bound /dev/input/event3 [a] read-only")
   }
 
   @Test func anOpenFailureIsReportedOnceAndRetriedAfterAChange() throws {
@@ -286,7 +286,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.take().isEmpty)
     h.backend.specs[dev.syspath]?.openError = nil
     h.udev(.change, dev)
-    #expect(h.take() == ["bound /dev/input/event3 [0]", "appeared 0 on /dev/input/event3 up @1000ms"])
+    #expect(h.take() == ["bound /dev/input/event3 [a]", "appeared a on /dev/input/event3 up @1000ms"])
   }
 
   @Test func aFailedWatchClosesTheDeviceAndReportsIt() throws {
@@ -299,24 +299,62 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.backend.handle(dev.syspath)?.isClosed == true)
   }
 
-  @Test func aReloadKeepsUnchangedButtonsBoundSilentlyUnderTheirNewIndex() throws {
+  @Test func aReloadKeepsUnchangedButtonsBoundSilentlyWhereverTheyMoved() throws {
     let h = Harness()
     let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2], down: [keyProg2])
     try h.startTwoButtons()
-    // "b" is unchanged and moves to index 0; "a" changed (it is re-announced).
+    // "b" is unchanged and moves to the front; "a" changed (it is re-announced).
     h.manager.reconfigure(
       [
         ButtonBinding(name: "b", keyCode: keyProg2, matches: named("test keys")),
         ButtonBinding(name: "a", keyCode: keyProg1, grab: true, matches: named("test keys")),
-      ], keeping: [0: 1])
+      ], keeping: ["b"])
     #expect(
-      h.take() == ["bound /dev/input/event3 [0, 1] grabbed", "appeared 1 on /dev/input/event3 up @1000ms"],
+      h.take() == ["bound /dev/input/event3 [b, a] grabbed", "appeared a on /dev/input/event3 up @1000ms"],
       "no appeared for the kept button: its press in progress goes on")
-    #expect(h.manager.device(forButton: 0)?.syspath == dev.syspath)
+    #expect(h.manager.device(forButton: "b")?.syspath == dev.syspath)
     let handle = try #require(h.backend.handle(dev.syspath))
     handle.pending = [.key(code: keyProg2, value: 0, at: at(20))]
     h.loop.fire(handle.fileDescriptor)
-    #expect(h.take() == ["key 0=0 @20ms"])
+    #expect(h.take() == ["key b=0 @20ms"])
+  }
+
+  /// A button is its name: a reload that only reorders the buttons changes nothing on the
+  /// device; a renamed button is a new one (the device is announced again under the new
+  /// name, which then appears); a changed key re-appears on the same device.
+  @Test func aReloadRebindsByNameWhenButtonsMoveAreRenamedOrChangeTheirKey() throws {
+    let h = Harness()
+    let dev = h.backend.plug(eventDevice(3), keys: [keyProg1, keyProg2, 30, 31])
+    func binding(_ name: String, _ code: UInt16) -> ButtonBinding {
+      ButtonBinding(name: name, keyCode: code, matches: named("test keys"))
+    }
+    try h.manager.start([binding("a", keyProg1), binding("b", keyProg2), binding("c", 30)])
+    _ = h.take()
+    let handle = try #require(h.backend.handle(dev.syspath))
+    func press(_ code: UInt16) -> [String] {
+      handle.pending = [.key(code: code, value: 1, at: at(5))]
+      h.loop.fire(handle.fileDescriptor)
+      return h.take()
+    }
+
+    h.manager.reconfigure(
+      [binding("c", 30), binding("a", keyProg1), binding("b", keyProg2)], keeping: ["a", "b", "c"])
+    #expect(h.take().isEmpty, "moving buttons in the list is no change to them or their device")
+    #expect(press(keyProg1) == ["key a=1 @5ms"])
+    #expect(press(30) == ["key c=1 @5ms"])
+
+    h.manager.reconfigure([binding("c", 30), binding("a", keyProg1), binding("bee", keyProg2)], keeping: ["a", "c"])
+    #expect(h.take() == ["bound /dev/input/event3 [c, a, bee]", "appeared bee on /dev/input/event3 up @1000ms"])
+    #expect(h.manager.boundDevices.map(\.buttons) == [["c", "a", "bee"]], "`devices` shows the new name")
+    #expect(h.manager.device(forButton: "b") == nil)
+    #expect(h.manager.device(forButton: "bee")?.syspath == dev.syspath)
+    #expect(press(keyProg2) == ["key bee=1 @5ms"])
+
+    h.manager.reconfigure([binding("c", 30), binding("a", 31), binding("bee", keyProg2)], keeping: ["c", "bee"])
+    #expect(h.take() == ["appeared a on /dev/input/event3 up @1000ms"])
+    #expect(press(keyProg1).isEmpty, "the old key is no longer the button's")
+    #expect(press(31) == ["key a=1 @5ms"])
+    #expect(h.backend.openCount(dev.syspath) == 1)
   }
 
   @Test func keysTheKernelReleasedAreReportedAsSuchNotAsAResync() throws {
@@ -329,7 +367,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     h.loop.fire(handle.fileDescriptor)
     #expect(
       h.take() == [
-        "key 0=1 @5ms", "released-by-kernel 0 @9ms", "released-by-kernel 1 @9ms", "lost 0 @1000ms", "lost 1 @1000ms",
+        "key a=1 @5ms", "released-by-kernel a @9ms", "released-by-kernel b @9ms", "lost a @1000ms", "lost b @1000ms",
         "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)",
       ])
   }
@@ -342,7 +380,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     handle.pending = [.key(code: keyProg1, value: 1, at: at(5)), .resynced(at: at(9))]
     handle.downAfterResync = [keyProg2]
     h.loop.fire(handle.fileDescriptor)
-    #expect(h.take() == ["key 0=1 @5ms", "resync 0 up @9ms", "resync 1 down @9ms"])
+    #expect(h.take() == ["key a=1 @5ms", "resync a up @9ms", "resync b down @9ms"])
   }
 
   @Test func drainingAButtonDeliversItsPendingEventsBeforeReturning() throws {
@@ -352,15 +390,15 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     _ = h.take()
     let handle = try #require(h.backend.handle(dev.syspath))
     handle.pending = [.key(code: keyProg1, value: 0, at: at(599))]
-    h.manager.drain(button: 0)
-    #expect(h.take() == ["key 0=0 @599ms"])
-    h.manager.drain(button: 1)  // no such button: nothing happens
-    h.manager.drain(button: -1)
+    h.manager.drain(button: "a")
+    #expect(h.take() == ["key a=0 @599ms"])
+    h.manager.drain(button: "b")  // no such button: nothing happens
+    h.manager.drain(button: "")
     #expect(handle.drainCount == 1)
     handle.failure = .noSuchDevice
-    h.manager.drain(button: 0)
-    #expect(h.take() == ["lost 0 @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
-    h.manager.drain(button: 0)  // unbound now
+    h.manager.drain(button: "a")
+    #expect(h.take() == ["lost a @1000ms", "unbound /dev/input/event3 read failed: \(Errno.noSuchDevice)"])
+    h.manager.drain(button: "a")  // unbound now
     #expect(handle.drainCount == 2)
   }
 
@@ -371,15 +409,15 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     try h.manager.start([ButtonBinding(name: "a", keyCode: keyProg1, matches: tagged("actiond"))])
     #expect(
       h.take() == [
-        "extra 0 on /dev/input/event4 (bound to /dev/input/event3)", "bound /dev/input/event3 [0]",
-        "appeared 0 on /dev/input/event3 up @1000ms",
+        "extra a on /dev/input/event4 (bound to /dev/input/event3)", "bound /dev/input/event3 [a]",
+        "appeared a on /dev/input/event3 up @1000ms",
       ])
     #expect(h.backend.openCount(second.syspath) == 0)
     h.udev(.remove, first)
     #expect(
       h.take() == [
-        "lost 0 @1000ms", "unbound /dev/input/event3 removed", "bound /dev/input/event4 [0]",
-        "appeared 0 on /dev/input/event4 up @1000ms",
+        "lost a @1000ms", "unbound /dev/input/event3 removed", "bound /dev/input/event4 [a]",
+        "appeared a on /dev/input/event4 up @1000ms",
       ])
   }
 
@@ -409,7 +447,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     #expect(h.backend.handle(b.syspath)?.isClosed == true)
     #expect(h.backend.monitor.isClosed)
     #expect(h.loop.watchedFDs.isEmpty)
-    #expect(h.manager.device(forButton: 0) == nil)
+    #expect(h.manager.device(forButton: "pedal") == nil)
   }
 
   @Test func aMonitorOverflowEnumeratesAgain() throws {
@@ -424,9 +462,9 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     h.loop.fire(h.backend.monitor.fileDescriptor)
     #expect(
       h.take() == [
-        "discovery: udev monitor overflowed; devices enumerated again", "lost 0 @1000ms",
-        "unbound /dev/input/event3 removed", "bound /dev/input/event5 [0]",
-        "appeared 0 on /dev/input/event5 up @1000ms",
+        "discovery: udev monitor overflowed; devices enumerated again", "lost a @1000ms",
+        "unbound /dev/input/event3 removed", "bound /dev/input/event5 [a]",
+        "appeared a on /dev/input/event5 up @1000ms",
       ])
     #expect(h.backend.handle(a.syspath)?.isClosed == true)
     #expect(h.manager.knownDevices.map(\.syspath) == [b.syspath])
@@ -477,7 +515,7 @@ private func at(_ ms: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds:
     handle.pending = [.key(code: keyProg1, value: 1, at: at(1)), .key(code: keyProg1, value: 0, at: at(2))]
     handle.afterEvent = { [unowned h] in h.manager.shutdown() }
     h.loop.fire(handle.fileDescriptor)
-    #expect(h.take() == ["key 0=1 @1ms", "unbound /dev/input/event3 shutting down"])
+    #expect(h.take() == ["key a=1 @1ms", "unbound /dev/input/event3 shutting down"])
     #expect(handle.isClosed)
   }
 }
