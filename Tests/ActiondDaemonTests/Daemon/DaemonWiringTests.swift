@@ -82,7 +82,7 @@ import Testing
     client.readAvailable()
     var sends = server.sends
     var seen = client.events.count
-    wired.input.emit(.key(button: 0, value: 1, at: t0 + .milliseconds(100)))
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     client.readAvailable()
     #expect(client.events.dropFirst(seen).map(\.name) == [.pressed], "sent before the key-down's turn ended")
     #expect(server.sends - sends == 1)
