@@ -47,11 +47,7 @@ import Testing
   @Test func aHoldsAnnouncementsGoOutBeforeItsCommandIsSpawned() throws {
     let wired = try WiredDaemon()
     let client = try wired.connect()
-    client.send(#"{"id":1,"request":"subscribe"}"#)
-    try wired.turn(until: "subscribed") {
-      client.readAvailable()
-      return client.answer(.integer(1)) != nil
-    }
+    _ = try wired.request(client, id: 1, #""request":"subscribe""#)
     var atSpawn: [Event] = []
     wired.runner.onRun = { _ in
       client.readAvailable()
@@ -71,11 +67,7 @@ import Testing
   @Test func aTurnSendsWhatItAnnouncesInOneWritePerSubscriber() throws {
     let wired = try WiredDaemon()
     let client = try wired.connect()
-    client.send(#"{"id":1,"request":"subscribe"}"#)
-    try wired.turn(until: "subscribed") {
-      client.readAvailable()
-      return client.answer(.integer(1)) != nil
-    }
+    _ = try wired.request(client, id: 1, #""request":"subscribe""#)
     let server = try #require(wired.daemon.interpreter.server)
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
