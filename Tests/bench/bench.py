@@ -974,17 +974,35 @@ def vm(args):
     deadlines = [d for _, d, _ in pressed]
     if not set(t for t, _ in held) <= set(deadlines):
         sys.exit("bench: actiond: a held time is not the deadline of a pressed")
-    # The threshold tick (06-feedback, a daemon of its own with a sysfs feedback LED on `held`):
-    # the LED's change as the kernel delivered it to its device (microseconds), each paired
-    # with the first deadline at or before it (a tick cannot come before its hold's deadline:
-    # early=0), next to `held` after the same deadlines.
+    # The threshold tick (06-feedback, a daemon of its own per LED kind): the LED's change as
+    # the kernel delivered it to its device, each paired with the first deadline at or before
+    # it (a tick cannot come before its hold's deadline: early=0), next to `held` and the
+    # command after the same deadlines. sysfs (fb-*): the Caps Lock LED class device of an
+    # actiond-testdev device, whose printed stamps (microseconds) are ticks.log. EV_LED (led-*,
+    # absent from older serial logs): LED_CAPSL of the button's own `benchtool device --leds`,
+    # "led NS CODE VALUE" lines in led-down.log, uinput's stamp of the delivery.
     fb = files.get("06-feedback", {})
-    if "ticks.log" in fb and "fb-events.log" in fb:
-        fb_events = [line.split() for line in fb["fb-events.log"]]
+
+    def feedback_series(tag, held_key, command_key, what):
+        fb_events = [line.split() for line in fb[f"{tag}-events.log"]]
+        fb_pressed = [(int(e[1]) * 1000, int(e[2]) * 1000, int(e[3])) for e in fb_events if e[0] == "pressed"]
         fb_held = [(int(e[1]) * 1000, int(e[3])) for e in fb_events if e[0] == "held"]
-        series["fbHeld"] = [recv - t for t, recv in fb_held]
-        series["actiondTick"] = paired([t for t, _ in fb_held], [v * 1000 for v in values(fb["ticks.log"], "tick")],
+        if not set(t for t, _ in fb_held) <= set(d for _, d, _ in fb_pressed):
+            sys.exit(f"bench: {what}: a held time is not the deadline of a pressed")
+        series[held_key] = [recv - t for t, recv in fb_held]
+        if f"{tag}-rec.log" in fb:
+            series[command_key] = paired_by_press(fb_pressed, fb[f"{tag}-rec.log"], "feedback", f"{what} command")
+        return [d for _, d, _ in fb_pressed]
+
+    if "ticks.log" in fb and "fb-events.log" in fb:
+        deadlines_fb = feedback_series("fb", "fbHeld", "fbCommand", "06-feedback sysfs")
+        series["actiondTick"] = paired(deadlines_fb, [v * 1000 for v in values(fb["ticks.log"], "tick")],
                                        "actiond tick", early=0)
+    if "led-down.log" in fb and "led-events.log" in fb:
+        deadlines_led = feedback_series("led", "ledHeld", "ledCommand", "06-feedback EV_LED")
+        capsl_on = [int(p[1]) for p in (line.split() for line in fb["led-down.log"])
+                    if p[:1] == ["led"] and len(p) >= 4 and p[2] == "1" and p[3] != "0"]
+        series["actiondTickLed"] = paired(deadlines_led, capsl_on, "actiond tick (EV_LED)", early=0)
     mqtt_series(series, extra, files.get("07-mqtt", {}))
     records = need(act, "actiond-rec.log")
     # The blast comes after every hold series: a blast press that a guest stall stretched past
@@ -1102,6 +1120,10 @@ SERIES = {
                "06-feedback: as `held` above, on a button whose sysfs LED ticks on `held`"),
     "actiondTick": ("actiond threshold tick (feedback LED)",
                     "06-feedback: hold deadline → the kernel's delivery of the sysfs LED's change to its device"),
+    "ledHeld": ("actiond `held` → subscriber, with an EV_LED feedback LED",
+                "06-feedback: as `held` above, on a button whose own device's LED (`led:`) ticks on `held`"),
+    "actiondTickLed": ("actiond threshold tick (feedback LED, EV_LED)",
+                       "06-feedback: hold deadline → uinput's stamp of the EV_LED write reaching the button's device"),
     "mqttHeld": ("actiond `held` → socket subscriber, next to MQTT",
                  "07-mqtt: hold deadline → `benchtool subscribe`'s read(), the holds of the row below"),
     "mqttLongPress": ("key-down → MQTT subscriber (`long_press`)",
@@ -1112,6 +1134,10 @@ SERIES = {
     "timerfd": ("timerfd overshoot (limit)", "absolute timerfd deadline → epoll_wait return, nothing else running"),
     "reactorTimer": ("C reactor timerfd overshoot", "hold deadline → the reactor's timerfd read"),
     "actiondCommand": ("actiond command start", "hold deadline → the exec'd recording command's first instruction"),
+    "fbCommand": ("actiond command start, with a sysfs feedback LED",
+                  "06-feedback: as above, on the button whose sysfs LED ticks on `held` in the same turn"),
+    "ledCommand": ("actiond command start, with an EV_LED feedback LED",
+                   "06-feedback: as above, on the button whose own device's LED ticks on `held` in the same turn"),
     "reactorCommand": ("C reactor command start (limit)", "hold deadline → the same command, epoll + timerfd + posix_spawn"),
     "spawn": ("posix_spawn floor", "posix_spawn() call → the command's first instruction, no input involved"),
     "fork": ("fork + execve floor", "fork() call → the same command's first instruction (execve in the child)"),
@@ -1814,6 +1840,11 @@ def user_page(host, vmr, notebook_link, plot_path, hand):
         if v is not None:
             rows.append(target_row("hold threshold → the feedback LED's first change (sysfs)", p("actiondTick", "p50"),
                                    v, vm_where, f"p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms", v, FEEDBACK_TARGET))
+        v = p("actiondTickLed", "p99")
+        if v is not None:
+            rows.append(target_row("hold threshold → the feedback LED's first change (EV_LED)",
+                                   p("actiondTickLed", "p50"), v, vm_where, f"p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms", v,
+                                   FEEDBACK_TARGET))
         v = p("mqttLongPress", "p50")
         if v is not None:
             rows.append(f"| hold threshold → `long_press` at an MQTT subscriber (actiond-mqtt, mosquitto) | {ms(v)} ms | "
@@ -2025,14 +2056,15 @@ def report(args):
             "",
             "### Announcements",
             "",
-            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "mqttHeld",
+            *table(["actiondPressed", "reactorPress", "actiondHeld", "reactorSubHeld", "fbHeld", "actiondTick", "ledHeld", "actiondTickLed",
+                    "mqttHeld",
                     "mqttLongPress", "mqttGap", "timerfd", "reactorTimer"],
                    series),
             "",
             "### Event → command start",
             "",
-            *table(["actiondCommand", "reactorCommand", "reactorSubCommand", "reactorSpawnCommand", "spawn", "fork", "pythonCommand",
-                    "thdCommand"], series),
+            *table(["actiondCommand", "reactorCommand", "reactorSubCommand", "reactorSpawnCommand", "fbCommand", "ledCommand",
+                    "spawn", "fork", "pythonCommand", "thdCommand"], series),
             "",
             *abuse_table(vmr),
             *gesture_section(vmr),
@@ -2191,6 +2223,14 @@ METHOD = [
     "mosquitto's `set_tcp_nodelay true` with actiond's state directory on tmpfs (the target's: the MQTT path) "
     "and on the disk (the perform's fsync), mosquitto's default, and the client with Nagle on (as paho, Home "
     "Assistant's client).",
+    "- Feedback (Tests/vm/bench/06-feedback.sh, issues 17 and 32): two daemons of their own, one after the other, "
+    "each with one button whose feedback LED ticks on `held`, `BENCH_N` holds as above and a subscriber: a `sysfs` "
+    "output on the Caps Lock LED class device of an `actiond-testdev --leds` device, whose reader prints each LED "
+    "change with the kernel's stamp and runs at SCHED_IDLE (`benchtool idle`, as `chrt --idle 0`), and an `led` "
+    "output (`EV_LED`, LED_CAPSL) on the button's own `benchtool device --leds`, which reads back uinput's stamp of "
+    "each EV_LED delivery after each press, never woken by it. Neither reader can run before the daemon's deadline "
+    "turn is over, so the command start and `held` beside each tick are the daemon's own. The tick is the first LED "
+    "change at or after each hold's deadline.",
     "- The loaded boot skips the abuse phase and the gestures and shortens the idle window and the blast: "
     "none of them feeds its section.",
     "",
