@@ -911,6 +911,64 @@ def mqtt_series(series, extra, mq):
             extra["bridgeIdle"] = {"seconds": int(p[1]), "switches": int(p[2])}
 
 
+def feedback_series(series, fb):
+    """06-feedback (issues 17 and 32), if it ran: the threshold tick, one daemon of its own per
+    LED kind. The LED's change as the kernel delivered it to its device, each paired with the
+    first deadline at or before it (a tick cannot come before its hold's deadline: early=0),
+    next to `held` and the command after the same deadlines. sysfs (fb-*): the Caps Lock LED
+    class device of an actiond-testdev device, whose printed stamps (microseconds) are
+    ticks.log. EV_LED (led-*, absent from older serial logs): LED_CAPSL of the button's own
+    `benchtool device --leds`, "led NS CODE VALUE" lines in led-down.log, uinput's stamp."""
+
+    def holds(tag, held_key, command_key, what):
+        events = [line.split() for line in fb[f"{tag}-events.log"]]
+        pressed = [(int(e[1]) * 1000, int(e[2]) * 1000, int(e[3])) for e in events if e[0] == "pressed"]
+        held = [(int(e[1]) * 1000, int(e[3])) for e in events if e[0] == "held"]
+        if not set(t for t, _ in held) <= set(d for _, d, _ in pressed):
+            sys.exit(f"bench: {what}: a held time is not the deadline of a pressed")
+        series[held_key] = [recv - t for t, recv in held]
+        if f"{tag}-rec.log" in fb:
+            series[command_key] = paired_by_press(pressed, fb[f"{tag}-rec.log"], "feedback", f"{what} command")
+        return [d for _, d, _ in pressed]
+
+    if "ticks.log" in fb and "fb-events.log" in fb:
+        deadlines = holds("fb", "fbHeld", "fbCommand", "06-feedback sysfs")
+        series["actiondTick"] = paired(deadlines, [v * 1000 for v in values(fb["ticks.log"], "tick")],
+                                       "actiond tick", early=0)
+    if "led-down.log" in fb and "led-events.log" in fb:
+        deadlines = holds("led", "ledHeld", "ledCommand", "06-feedback EV_LED")
+        capsl_on = [int(p[1]) for p in (line.split() for line in fb["led-down.log"])
+                    if p[:1] == ["led"] and len(p) >= 4 and p[2] == "1" and p[3] != "0"]
+        series["actiondTickLed"] = paired(deadlines, capsl_on, "actiond tick (EV_LED)", early=0)
+
+
+def feedback_only(args):
+    """06-feedback's rows alone, from a boot of that scenario only (Tests/bench/vm.sh with
+    BENCH_ONLY=06-feedback): the summary rows and the table rows `report` would write."""
+    series = {}
+    feedback_series(series, serial_files(args.serial).get("06-feedback", {}))
+    if not series:
+        sys.exit(f"bench: 06-feedback left no samples in {args.serial}")
+    vmr = {"series": {k: summary(v) for k, v in series.items()}}
+    print("\n".join(["| what you wait for | p50 | p99 | where | target | verdict |", "|---|---:|---:|---|---|---|",
+                     *feedback_rows(vmr, "VM"), "",
+                     *table(["fbHeld", "actiondTick", "ledHeld", "actiondTickLed", "fbCommand", "ledCommand"],
+                            vmr["series"]), "",
+                     f"pairing: {json.dumps({k: v for k, v in MISSED.items() if '06-feedback' in k or 'tick' in k})}"]))
+
+
+def feedback_rows(vmr, where):
+    """The summary page's feedback rows: hold threshold → each LED kind's first change,
+    against the p99 target of issue 32."""
+    rows = []
+    for key, kind in (("actiondTick", "sysfs"), ("actiondTickLed", "EV_LED")):
+        s = vmr["series"].get(key, {})
+        if s.get("p99") is not None:
+            rows.append(target_row(f"hold threshold → the feedback LED's first change ({kind})", s["p50"], s["p99"],
+                                   where, f"p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms", s["p99"], FEEDBACK_TARGET))
+    return rows
+
+
 def mqtt_only(args):
     """07-mqtt's rows alone, from a boot of that scenario only (Tests/bench/vm.sh with
     BENCH_ONLY=07-mqtt): the summary rows and the table rows `report` would write."""
@@ -974,35 +1032,7 @@ def vm(args):
     deadlines = [d for _, d, _ in pressed]
     if not set(t for t, _ in held) <= set(deadlines):
         sys.exit("bench: actiond: a held time is not the deadline of a pressed")
-    # The threshold tick (06-feedback, a daemon of its own per LED kind): the LED's change as
-    # the kernel delivered it to its device, each paired with the first deadline at or before
-    # it (a tick cannot come before its hold's deadline: early=0), next to `held` and the
-    # command after the same deadlines. sysfs (fb-*): the Caps Lock LED class device of an
-    # actiond-testdev device, whose printed stamps (microseconds) are ticks.log. EV_LED (led-*,
-    # absent from older serial logs): LED_CAPSL of the button's own `benchtool device --leds`,
-    # "led NS CODE VALUE" lines in led-down.log, uinput's stamp of the delivery.
-    fb = files.get("06-feedback", {})
-
-    def feedback_series(tag, held_key, command_key, what):
-        fb_events = [line.split() for line in fb[f"{tag}-events.log"]]
-        fb_pressed = [(int(e[1]) * 1000, int(e[2]) * 1000, int(e[3])) for e in fb_events if e[0] == "pressed"]
-        fb_held = [(int(e[1]) * 1000, int(e[3])) for e in fb_events if e[0] == "held"]
-        if not set(t for t, _ in fb_held) <= set(d for _, d, _ in fb_pressed):
-            sys.exit(f"bench: {what}: a held time is not the deadline of a pressed")
-        series[held_key] = [recv - t for t, recv in fb_held]
-        if f"{tag}-rec.log" in fb:
-            series[command_key] = paired_by_press(fb_pressed, fb[f"{tag}-rec.log"], "feedback", f"{what} command")
-        return [d for _, d, _ in fb_pressed]
-
-    if "ticks.log" in fb and "fb-events.log" in fb:
-        deadlines_fb = feedback_series("fb", "fbHeld", "fbCommand", "06-feedback sysfs")
-        series["actiondTick"] = paired(deadlines_fb, [v * 1000 for v in values(fb["ticks.log"], "tick")],
-                                       "actiond tick", early=0)
-    if "led-down.log" in fb and "led-events.log" in fb:
-        deadlines_led = feedback_series("led", "ledHeld", "ledCommand", "06-feedback EV_LED")
-        capsl_on = [int(p[1]) for p in (line.split() for line in fb["led-down.log"])
-                    if p[:1] == ["led"] and len(p) >= 4 and p[2] == "1" and p[3] != "0"]
-        series["actiondTickLed"] = paired(deadlines_led, capsl_on, "actiond tick (EV_LED)", early=0)
+    feedback_series(series, files.get("06-feedback", {}))
     mqtt_series(series, extra, files.get("07-mqtt", {}))
     records = need(act, "actiond-rec.log")
     # The blast comes after every hold series: a blast press that a guest stall stretched past
@@ -1836,15 +1866,7 @@ def user_page(host, vmr, notebook_link, plot_path, hand):
                     "host, one core | p50 ≤ the C reactor doing the same deadline work "
                     f"({ms(r)} ms) + {COMMAND_MARGIN / 1e6:g} ms | {verdict(over <= 0, f'by {ms(over)} ms')} |")
     if vmr:
-        v = p("actiondTick", "p99")
-        if v is not None:
-            rows.append(target_row("hold threshold → the feedback LED's first change (sysfs)", p("actiondTick", "p50"),
-                                   v, vm_where, f"p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms", v, FEEDBACK_TARGET))
-        v = p("actiondTickLed", "p99")
-        if v is not None:
-            rows.append(target_row("hold threshold → the feedback LED's first change (EV_LED)",
-                                   p("actiondTickLed", "p50"), v, vm_where, f"p99 ≤ {FEEDBACK_TARGET / 1e6:g} ms", v,
-                                   FEEDBACK_TARGET))
+        rows += feedback_rows(vmr, vm_where)
         v = p("mqttLongPress", "p50")
         if v is not None:
             rows.append(f"| hold threshold → `long_press` at an MQTT subscriber (actiond-mqtt, mosquitto) | {ms(v)} ms | "
@@ -2278,6 +2300,8 @@ def main():
     v.add_argument("--host-load", type=float, help="the host's 1-minute load average at the end of the boot")
     q = sub.add_parser("mqtt", help="07-mqtt's rows alone, from a boot with BENCH_ONLY=07-mqtt")
     q.add_argument("--serial", required=True)
+    q = sub.add_parser("feedback", help="06-feedback's rows alone, from a boot with BENCH_ONLY=06-feedback")
+    q.add_argument("--serial", required=True)
     r = sub.add_parser("report")
     r.add_argument("--host", required=True)
     r.add_argument("--vm", required=True)
@@ -2287,7 +2311,7 @@ def main():
                    "beside --doc)")
     r.add_argument("--plots", required=True)
     args = parser.parse_args()
-    {"host": host, "abuse": abuse, "admission": admission_only, "commands": commands_only, "vm": vm, "mqtt": mqtt_only,
+    {"host": host, "abuse": abuse, "admission": admission_only, "commands": commands_only, "vm": vm, "mqtt": mqtt_only, "feedback": feedback_only,
      "mqtt-host": mqtt_host_only, "report": report}[args.command](args)
 
 

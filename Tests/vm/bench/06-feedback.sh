@@ -28,7 +28,7 @@
 # TAG-events.log (`pressed`, `held`, `performing`), TAG-down.log (the key events' stamps, and
 # with --leds the EV_LED ones), TAG-rec.log (the command's records).
 feedback_holds() {
-  bdev_start "$2" "$WORK/$1-down.log" "$4"
+  bdev_start "$2" "$WORK/$1-down.log" "${4:-}"
   cat >"$1.json" <<CONFIG
 {
   socket: { path: "$SOCK", mode: "0660" },
