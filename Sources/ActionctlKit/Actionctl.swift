@@ -112,11 +112,6 @@ public enum Actionctl {
     var rest: [String] = []
     var i = 0
     var literal = false
-    func value(_ name: String) throws(UsageError) -> String {
-      i += 1
-      guard i < arguments.count else { throw UsageError("\(name) needs a value") }
-      return arguments[i]
-    }
     while i < arguments.count {
       let a = arguments[i]
       if literal {
@@ -127,11 +122,10 @@ public enum Actionctl {
         options.json = true
       } else if a == "-h" || a == "--help" {
         return nil
-      } else if a == "--socket" || a.hasPrefix("--socket=") {
-        options.socket = a == "--socket" ? try value(a) : String(a.dropFirst("--socket=".count))
+      } else if let socket = try optionValue("--socket", arguments, &i, missing: "--socket needs a value") {
+        options.socket = socket
         if options.socket.isEmpty { throw UsageError("--socket needs a path") }
-      } else if a == "--timeout" || a.hasPrefix("--timeout=") {
-        let text = a == "--timeout" ? try value(a) : String(a.dropFirst("--timeout=".count))
+      } else if let text = try optionValue("--timeout", arguments, &i, missing: "--timeout needs a value") {
         guard let seconds = Double(text), seconds >= 0, seconds < 1e9 else {
           throw UsageError("--timeout needs a number of seconds, got \"\(text)\"")
         }
@@ -183,15 +177,9 @@ public enum Actionctl {
       let arg = arguments[i]
       if arg == "--momentary" {
         momentary = true
-      } else if arg == "--gesture" || arg.hasPrefix("--gesture=") {
-        let name: String
-        if arg == "--gesture" {
-          i += 1
-          guard i < arguments.count else { throw UsageError("--gesture needs one of \(Gesture.names)") }
-          name = arguments[i]
-        } else {
-          name = String(arg.dropFirst("--gesture=".count))
-        }
+      } else if let name = try optionValue(
+        "--gesture", arguments, &i, missing: "--gesture needs one of \(Gesture.names)")
+      {
         guard gesture == nil else { throw UsageError("--gesture is given twice") }
         guard let g = Gesture(rawValue: name) else {
           var message = "--gesture takes one of \(Gesture.names), got \"\(name)\""
@@ -229,15 +217,7 @@ public enum Actionctl {
       let arg = arguments[i]
       if arg == "--double" {
         double = true
-      } else if arg == "--hold" || arg.hasPrefix("--hold=") {
-        let text: String
-        if arg == "--hold" {
-          i += 1
-          guard i < arguments.count else { throw UsageError("--hold needs a number of milliseconds") }
-          text = arguments[i]
-        } else {
-          text = String(arg.dropFirst("--hold=".count))
-        }
+      } else if let text = try optionValue("--hold", arguments, &i, missing: "--hold needs a number of milliseconds") {
         let max = VirtualPress.maxHold.milliseconds
         guard let ms = Int64(text), ms >= 0, ms <= max else {
           throw UsageError("--hold takes whole milliseconds from 0 to \(max), got \"\(text)\"")
@@ -254,6 +234,20 @@ public enum Actionctl {
     guard positional.count <= 1 else { throw UsageError("press takes at most one BUTTON, got \(positional.count)") }
     if double, hold != nil { throw UsageError("press takes --hold MS or --double, not both") }
     return (positional.first, hold.map(VirtualPress.hold) ?? (double ? .double : .short))
+  }
+
+  /// The value of option `name` when `arguments[i]` is that option: what follows its `=`,
+  /// or the next argument (`i` moves on to it; `missing` is the error when there is none).
+  /// Nil when the argument is something else.
+  private static func optionValue(
+    _ name: String, _ arguments: [String], _ i: inout Int, missing: @autoclosure () -> String
+  ) throws(UsageError) -> String? {
+    let arg = arguments[i]
+    if arg.hasPrefix(name + "=") { return String(arg.dropFirst(name.count + 1)) }
+    guard arg == name else { return nil }
+    i += 1
+    guard i < arguments.count else { throw UsageError(missing()) }
+    return arguments[i]
   }
 
   static func expectCount(_ o: Options, _ range: ClosedRange<Int>) throws(UsageError) {

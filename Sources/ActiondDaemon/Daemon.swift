@@ -106,8 +106,7 @@ public final class Daemon {
       configuration = try ConfigurationFiles.load(mainPath: settings.configPath)
     } catch let error as ConfigurationError {
       throw StartError(
-        description: "invalid configuration (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s")):\n"
-          + error.description)
+        description: "invalid configuration (\(ConfigurationError.count(error.problems.count))):\n" + error.description)
     } catch {
       throw StartError(description: "\(error)")
     }

@@ -19,7 +19,6 @@ public final class RecordingInputSource: InputSource {
   public private(set) var calls: [Call] = []
   /// The bindings last given to `start` or `reconfigure`.
   public private(set) var bindings: [ButtonBinding] = []
-  public var knownDevices: [InputDeviceInfo] = []
   /// Which device each button (by name) is bound to; tests set this alongside the events
   /// they emit.
   public var buttonDevices: [String: InputDeviceInfo] = [:]

@@ -224,7 +224,6 @@ struct InputProbe {
 
   static func writeError(_ message: String) {
     flush()
-    let line = Array((message + "\n").utf8)
-    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    printError(message)
   }
 }

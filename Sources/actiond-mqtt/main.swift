@@ -5,11 +5,6 @@ import ActiondLinux
 import ActiondMQTT
 import Glibc
 
-func printError(_ message: String) {
-  let text = message.hasSuffix("\n") ? message : message + "\n"
-  _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-}
-
 signal(SIGPIPE, SIG_IGN)
 let options: BridgeOptions
 do { options = try BridgeOptions.parse(Array(CommandLine.arguments.dropFirst())) } catch {
@@ -34,8 +29,7 @@ if options.configPath != nil || access(configPath, F_OK) == 0 {
   do {
     settings = try BridgeSettings.load(ConfigurationSource(name: configPath, text: ConfigurationFiles.read(configPath)))
   } catch let error as ConfigurationError {
-    printError(error.description)
-    printError("\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s") found")
+    printError(error.report)
     exit(1)
   } catch {
     printError("actiond-mqtt: \(error)")

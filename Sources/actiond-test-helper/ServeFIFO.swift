@@ -31,7 +31,6 @@ final class FIFOInputSource: InputSource {
     info = InputDeviceInfo(syspath: "/fifo\(path)", devnode: path, name: "actiond-bench-fifo")
   }
 
-  var knownDevices: [InputDeviceInfo] { [info] }
   var boundDevices: [BoundInputDevice] {
     bound ? [BoundInputDevice(info: info, buttons: [buttonName], grabbed: false)] : []
   }

@@ -83,6 +83,7 @@ struct TestHelper {
   }
 
   /// Snapshot number `n`: its size varies (padding) so files grow and shrink between saves.
+  /// Copied in StateStoreTests: through ActiondTesting this helper would link swift-testing.
   static func snapshot(_ n: Int64) -> StateSnapshot {
     StateSnapshot(
       assignments: [

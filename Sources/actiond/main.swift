@@ -5,13 +5,6 @@ import ActiondDaemon
 import ActiondLinux
 import Glibc
 
-func printError(_ message: String) {
-  var text = message
-  if !text.hasSuffix("\n") { text += "\n" }
-  // write(2) rather than the C `stderr` global, which Swift 6 rejects as shared mutable state.
-  _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-}
-
 let options: DaemonOptions
 do {
   options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
@@ -33,8 +26,7 @@ case .checkConfig(let file):
       "\(file ?? options.configPath ?? "configuration"): OK (\(configuration.buttons.count) button(s), "
         + "\(configuration.controls.count) control(s), \(configuration.assignmentCount) assignment(s))")
   } catch let error as ConfigurationError {
-    printError(error.description)
-    printError("\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s") found")
+    printError(error.report)
     exit(1)
   } catch {
     printError("actiond: \(error)")

@@ -370,8 +370,6 @@ private func instance(
     for (pattern, text, expected) in cases {
       #expect(try Glob(pattern).matches(text) == expected, "\(pattern) ~ \(text)")
     }
-    #expect(try Glob("gpio-keys").isLiteral)
-    #expect(try !Glob("gpio*").isLiteral)
     #expect(throws: Glob.SyntaxError.self) { try Glob("[abc") }
     #expect(throws: Glob.SyntaxError.self) { try Glob("abc\\") }
     #expect(throws: Glob.SyntaxError.self) { try Glob("[z-a]") }

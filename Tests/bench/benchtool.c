@@ -11,7 +11,7 @@
 //   benchtool spawnfloor N FILE [fork]   posix_spawn (or fork + execve) of `record spawn FILE`
 //                                        alone, N times; prints "spawn <t0 ns>" per spawn (t0
 //                                        just before it)
-//   benchtool device NAME OUT            a uinput device with KEY_PROG1; commands on stdin:
+//   benchtool device NAME OUT [--leds]   a uinput device with KEY_PROG1; commands on stdin:
 //                                          press COUNT HOLD_MS GAP_MS [TAG]   presses; after
 //                                            each, "TAG <kernel ts ns>" of its key-down and
 //                                            "TAG-up <ns>" of its key-up go to OUT (TAG: down)
@@ -25,7 +25,17 @@
 //                                            reader's evdev buffer overflows; prints
 //                                            "blast sent N released N seconds S"
 //                                          sleep MS | quit
-//                                        prints "node /dev/input/eventN" once created
+//                                        prints "node /dev/input/eventN" once created.
+//                                        --leds: the device has EV_LED (LED_NUML, LED_CAPSL,
+//                                        LED_SCROLLL), and every EV_LED event the kernel
+//                                        delivers to it (an evdev client's write, e.g. an
+//                                        `led:` feedback output) goes to OUT as "led <ns>
+//                                        CODE VALUE", <ns> uinput's stamp of the delivery
+//                                        (CLOCK_MONOTONIC, taken in the writer's write(2));
+//                                        read only after each command's presses (in the gap
+//                                        after each press), never waited for: a reader woken
+//                                        by the change would take the one vCPU from the
+//                                        daemon it measures. uinput keeps 16 events.
 //   benchtool fifopress FIFO COUNT HOLD_MS GAP_MS OUT   the host's stand-in for `device`
 //                                        (its kernel has no uinput): COUNT presses written to
 //                                        FIFO as evdev's input_event records (KEY_PROG1 down,
@@ -54,6 +64,10 @@
 //                                        file actions readied at the key-down, as actiond does
 //   benchtool sched NICE CMD...          runs CMD at nice NICE with SCHED_RESET_ON_FORK (what a
 //                                        unit's Nice= with CPUSchedulingResetOnFork=yes gives)
+//   benchtool idle CMD...                runs CMD (a name looked up in PATH) at SCHED_IDLE,
+//                                        what util-linux's `chrt --idle 0` does (the guest's
+//                                        busybox has no chrt): a reader that must not run
+//                                        before the process it watches
 //   benchtool timerfd N MS               timerfd overshoot alone: "overshoot <ns>" N times
 //   benchtool statusload SOCK CLIENTS SECONDS   closed-loop `status` requests, one in flight
 //                                        per client; prints "requests N seconds S"
@@ -207,11 +221,34 @@ static void key(int fd, int value) {
 
 static void blast(int ui, long count, const char *sock);
 
+// The EV_LED events the kernel delivered to the uinput device since the last call, to OUT
+// with uinput's own stamp (uinput_dev_event: ktime_get_ts64, CLOCK_MONOTONIC, when the
+// writer's event passes through the input core). Non-blocking: called after the presses,
+// never woken by a change. Other events (EV_UINPUT force-feedback requests) are skipped.
+static void drain_leds(int ui, FILE *out) {
+  struct input_event ev[16];
+  ssize_t n;
+  while ((n = read(ui, ev, sizeof ev)) > 0) {
+    for (size_t k = 0; k < (size_t)n / sizeof ev[0]; k++) {
+      if (ev[k].type == EV_LED) {
+        fprintf(out, "led %lld %u %d\n", (long long)event_ns(&ev[k]), (unsigned)ev[k].code, ev[k].value);
+      }
+    }
+  }
+  if (n < 0 && errno != EAGAIN && errno != EINTR) die("read uinput");
+}
+
 static int cmd_device(int argc, char **argv) {
-  if (argc != 4) fail("usage: device NAME OUT");
-  int ui = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  int leds = argc == 5 && !strcmp(argv[4], "--leds");
+  if (argc != 4 && !leds) fail("usage: device NAME OUT [--leds]");
+  // Read and write: the EV_LED events written to the device come back through read(2).
+  int ui = open("/dev/uinput", (leds ? O_RDWR : O_WRONLY) | O_NONBLOCK | O_CLOEXEC);
   if (ui < 0) die("/dev/uinput");
   if (ioctl(ui, UI_SET_EVBIT, EV_KEY) < 0 || ioctl(ui, UI_SET_KEYBIT, KEY_PROG1) < 0) die("UI_SET_*BIT");
+  if (leds && (ioctl(ui, UI_SET_EVBIT, EV_LED) < 0 || ioctl(ui, UI_SET_LEDBIT, LED_NUML) < 0 ||
+               ioctl(ui, UI_SET_LEDBIT, LED_CAPSL) < 0 || ioctl(ui, UI_SET_LEDBIT, LED_SCROLLL) < 0)) {
+    die("UI_SET_LEDBIT");
+  }
   struct uinput_setup setup = {.id = {.bustype = BUS_HOST, .vendor = 0x1209, .product = 0xac7d, .version = 1}};
   snprintf(setup.name, sizeof setup.name, "%s", argv[2]);
   if (ioctl(ui, UI_DEV_SETUP, &setup) < 0 || ioctl(ui, UI_DEV_CREATE) < 0) die("UI_DEV_CREATE");
@@ -269,6 +306,9 @@ static int cmd_device(int argc, char **argv) {
             }
           }
         }
+        // The LED changes of this press (2 for a tick: on, off) in the same gap: well
+        // within uinput's 16 events.
+        if (leds) drain_leds(ui, out);
       }
       fflush(out);
     } else if (sscanf(line, "double %d %d %d %d %d", &count, &hold, &gap, &second, &pause) == 5) {
@@ -296,6 +336,7 @@ static int cmd_device(int argc, char **argv) {
             }
           }
         }
+        if (leds) drain_leds(ui, out);
       }
       fflush(out);
     } else if (sscanf(line, "blast %d %255s", &count, sock) == 2) {
@@ -303,17 +344,21 @@ static int cmd_device(int argc, char **argv) {
       struct input_event ev[64];
       while (read(self, ev, sizeof ev) > 0) {
       }
+      if (leds) drain_leds(ui, out);
     } else if (sscanf(line, "sleep %d", &count) == 1) {
       usleep((useconds_t)count * 1000);
+      if (leds) drain_leds(ui, out);
     } else if (strncmp(line, "quit", 4) == 0) {
       break;
     } else {
       fprintf(stderr, "benchtool device: unknown command: %s", line);
       return 1;
     }
+    fflush(out);
     printf("ok\n");
     fflush(stdout);
   }
+  if (leds) drain_leds(ui, out);
   ioctl(ui, UI_DEV_DESTROY);
   fclose(out);
   return 0;
@@ -1106,11 +1151,21 @@ static int cmd_sched(int argc, char **argv) {
   return 1;
 }
 
+static int cmd_idle(int argc, char **argv) {
+  if (argc < 3) fail("usage: idle CMD...");
+  struct sched_param param = {0};
+  if (sched_setscheduler(0, SCHED_IDLE, &param) < 0) die("sched_setscheduler SCHED_IDLE");
+  execvp(argv[2], argv + 2);
+  die(argv[2]);
+  return 1;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) fail("usage: benchtool record|spawnfloor|device|fifopress|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
+  if (argc < 2) fail("usage: benchtool record|sched|idle|spawnfloor|device|fifopress|subscribe|reactor|timerfd|statusload|fanout|ready|statusrtt|abuse ...");
   const char *c = argv[1];
   if (!strcmp(c, "record")) return cmd_record(argc, argv);
   if (!strcmp(c, "sched")) return cmd_sched(argc, argv);
+  if (!strcmp(c, "idle")) return cmd_idle(argc, argv);
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (!strcmp(c, "spawnfloor")) return cmd_spawnfloor(argc, argv);
   if (!strcmp(c, "device")) return cmd_device(argc, argv);

@@ -314,13 +314,15 @@ spawn() {
 
 # dev_start ID [create options...]: starts `actiond-testdev create` in the background with its
 # commands coming from dev_cmd, output in $WORK/ID.log; waits until the device exists and sets
-# DEV_NODE to its /dev/input/eventN.
+# DEV_NODE to its /dev/input/eventN. DEV_WRAP, if set, is a command that execs the tool (the
+# bench's `benchtool idle`: the tool at SCHED_IDLE).
 dev_start() {
   _id=$1
   shift
   rm -f "$WORK/$_id.fifo"
   mkfifo "$WORK/$_id.fifo"
-  actiond-testdev create "$@" <"$WORK/$_id.fifo" >"$WORK/$_id.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
+  # shellcheck disable=SC2086 # DEV_WRAP is a command and its arguments, or nothing
+  ${DEV_WRAP:-} actiond-testdev create "$@" <"$WORK/$_id.fifo" >"$WORK/$_id.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- &
   eval "DEV_PID_$_id=\$!"
   # Holding the write end open keeps the tool alive between commands.
   eval "exec $(_dev_fd "$_id")>\"\$WORK/\$_id.fifo\""

@@ -46,4 +46,11 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
   public var problems: [ConfigurationProblem]
   public init(problems: [ConfigurationProblem]) { self.problems = problems }
   public var description: String { problems.map(\.description).joined(separator: "\n") }
+
+  /// The problems, one a line, then how many were found: what a program that checks a
+  /// configuration prints (`actiond --check-config`, actiond-mqtt).
+  public var report: String { description + "\n" + Self.count(problems.count) + " found" }
+
+  /// `1 problem`, `3 problems`: every message that counts problems says it so.
+  public static func count(_ n: Int) -> String { "\(n) problem\(n == 1 ? "" : "s")" }
 }

@@ -188,11 +188,6 @@ public struct Glob: Hashable, Sendable, CustomStringConvertible {
     elements = out
   }
 
-  /// Whether the pattern has no wildcard (it is an exact comparison).
-  public var isLiteral: Bool {
-    elements.allSatisfy { if case .literal = $0 { return true } else { return false } }
-  }
-
   public var description: String { pattern }
 
   /// Whether `text` matches the whole pattern.

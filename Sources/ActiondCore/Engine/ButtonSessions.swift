@@ -7,7 +7,8 @@
 /// listens for is set here from the assignment table (``setGestures(button:_:)``).
 ///
 /// Buttons come in by name (their one identity); the position in the configuration's
-/// `buttons` list is only this type's index into its recognizers.
+/// `buttons` list indexes the recognizers and, for the engine, `configuration.buttons`
+/// (``Event/output(button:_:)``): it never leaves the engine.
 struct ButtonSessions {
   /// What a session reports: a moment of a button's press, or a note for the log.
   enum Event {

@@ -112,7 +112,7 @@ public struct EventLogLine: Hashable, Sendable {
       message =
         applied
         ? "configuration reloaded"
-        : "configuration rejected, the running one stays (\(problems.count) problem\(problems.count == 1 ? "" : "s"))"
+        : "configuration rejected, the running one stays (\(ConfigurationError.count(problems.count)))"
       fields = [("applied", applied ? "1" : "0")]
     }
   }

@@ -33,12 +33,6 @@ public enum FeedbackMoment: String, Hashable, Sendable, CaseIterable, Comparable
 /// (``EngineEffect/feedback(_:button:)``), with a perform's outcome (`performed`,
 /// `failed`, `busy`) when a button asked for it.
 extension EventName {
-  /// The names that are moments of a button's press or of a perform it asked for.
-  public static let buttonMoments: [EventName] = [
-    .pressed, .released, .held, .longHeld, .releasedAfterHold, .doublePressed, .releasedAfterDoublePress,
-    .cancelled, .performed, .failed, .busy,
-  ]
-
   /// The feedback moment it shows; nil for the end of a press (which only ends a pattern
   /// that lasts while the key is down) and for what is no moment of a button.
   public var feedback: FeedbackMoment? {

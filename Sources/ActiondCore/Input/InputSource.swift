@@ -139,8 +139,6 @@ public protocol InputSource: AnyObject {
   func drain(button: String)
   /// Ungrabs and closes every device and stops following udev.
   func shutdown()
-  /// Every event device currently known (bound or not), for `actionctl devices`.
-  var knownDevices: [InputDeviceInfo] { get }
   /// The device the named button is bound to, or nil while it waits for one (or no
   /// binding has that name).
   func device(forButton button: String) -> InputDeviceInfo?

@@ -163,9 +163,6 @@ public enum PressStage: Hashable, Sendable, CustomStringConvertible {
   /// The press was the second one of a double press (`doublePressed` announced).
   case doublePressed
 
-  /// True when the hold threshold was reached (`held`, possibly `longHeld`).
-  public var reachedHold: Bool { self == .held || self == .longHeld }
-
   public var description: String {
     switch self {
     case .pending: "pending"

@@ -69,6 +69,8 @@ public final class InputManager: InputSource {
     self.backend = backend
   }
 
+  /// Every event device it knows now, bound or not (what is reported, ``boundDevices``, is
+  /// only the bound ones).
   public var knownDevices: [InputDeviceInfo] { known }
 
   public func device(forButton button: String) -> InputDeviceInfo? {

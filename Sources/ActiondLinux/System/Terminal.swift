@@ -15,3 +15,10 @@ package final class Terminal {
   }
   package func line(_ text: String) { write(text.hasSuffix("\n") ? text : text + "\n") }
 }
+
+/// A command-line program's error message on stderr, as one line. A failed write is
+/// ignored: there is nowhere left to report it, and the caller exits with its own status.
+/// write(2), not the C `stderr` global, which Swift 6 rejects as shared mutable state.
+package func printError(_ message: String) {
+  try? Syscall.writeAll(STDERR_FILENO, Array((message.hasSuffix("\n") ? message : message + "\n").utf8))
+}

@@ -133,13 +133,6 @@ public enum SocketActivation {
     for fd in fds { try? Syscall.setCloseOnExec(fd) }
     return fds
   }
-
-  /// `LISTEN_FDNAMES` split on ':' (names given with `FileDescriptorName=`), same order as
-  /// ``listenFDs(environment:pid:)``; empty when absent.
-  public static func listenFDNames(environment: [String: String]) -> [String] {
-    guard let names = environment["LISTEN_FDNAMES"], !names.isEmpty else { return [] }
-    return names.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-  }
 }
 
 /// The fds systemd passed to this process by socket activation (see ``SocketActivation``).

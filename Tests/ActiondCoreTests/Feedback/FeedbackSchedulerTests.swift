@@ -259,6 +259,12 @@ private let act = FeedbackOutput(light: .sysfs(name: "ACT"), moments: [.performe
 }
 
 extension EventName {
+  /// The names that are moments of a button's press or of a perform it asked for.
+  fileprivate static let buttonMoments: [EventName] = [
+    .pressed, .released, .held, .longHeld, .releasedAfterHold, .doublePressed, .releasedAfterDoublePress,
+    .cancelled, .performed, .failed, .busy,
+  ]
+
   /// The button moment that shows `moment` first.
   fileprivate init(_ moment: FeedbackMoment) {
     self = EventName.buttonMoments.first { $0.feedback == moment }!

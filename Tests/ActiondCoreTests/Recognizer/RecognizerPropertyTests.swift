@@ -432,7 +432,8 @@ import Testing
         }
         pressedAt = nil
       case .releasedAfterHold(let at, let heldFor, let longHeld):
-        if open == nil || !stage.reachedHold || longHeld != (stage == .longHeld) || heldFor < settings.holdThreshold
+        if open == nil || (stage != .held && stage != .longHeld) || longHeld != (stage == .longHeld)
+          || heldFor < settings.holdThreshold
           || open.map({ at - $0 }) != heldFor
         {
           problems.append("unexpected \(announcement)")

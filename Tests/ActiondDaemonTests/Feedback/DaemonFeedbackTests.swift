@@ -239,6 +239,39 @@ import Testing
     #expect(read("brightness") == "0")
     #expect(wired.log.records(event: "feedback-failed").isEmpty)
   }
+
+  /// The real daemon on fakes: the threshold beep starts in the loop turn that decides the
+  /// hold and is silenced 60 ms later; a stop mid-beep silences it; the rumble on a
+  /// device without FF_RUMBLE is logged once and the hold still performs.
+  @Test func theDaemonBeepsTheTickAndSilencesAtTheStop() throws {
+    let evdev = RecordingFeedbackEvdev()
+    evdev.capabilities = ["*": ["EV_SND 2"]]
+    let device = FakeButtonDevice(device: nil)
+    let wired = try WiredDaemon(
+      feedback: #"[{ sound: "SND_TONE", hz: 2000, device: "PC Speaker" }, { rumble: "FF_RUMBLE" }]"#,
+      lights: LinuxFeedbackLights(inputLEDs: device, evdev: evdev))
+    #expect(evdev.calls == ["open PC Speaker"], "the named device is opened at the start")
+    device.device = "input7"
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    let refused = wired.log.records(event: "feedback-failed")
+    #expect(refused.count == 1)
+    #expect(
+      refused.first?.message
+        == "button action: feedback on FF_RUMBLE of button action's device failed: the device has no EV_FF "
+        + "FF_RUMBLE (not logged again until it works)")
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
+    #expect(evdev.calls == ["open PC Speaker"], "a press is not a sound by default")
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(evdev.calls.last == "write 51 EV_SND 2 2000", "the tick in the turn that decided the hold")
+    try wired.turn(until: "the tick's end") { evdev.calls.last == "write 51 EV_SND 2 0" }
+    wired.runner.complete(with: .exited(0))
+    try wired.turn(until: "performed") { evdev.calls.last == "write 51 EV_SND 2 2000" }
+    wired.daemon.shutdown(reason: "test")
+    #expect(evdev.calls.suffix(2) == ["write 51 EV_SND 2 0", "close 51"], "a stop silences and closes")
+    #expect(wired.log.records(event: "feedback-failed").count == 1)
+    #expect(wired.log.records(event: "performed").count == 1)
+  }
 }
 
 /// The LEDs of the button's device as the input manager would offer them: one device, whose

@@ -231,7 +231,8 @@ private func testSeed() -> UInt64 {
   return system.next()
 }
 
-/// The snapshot the helper writes for `n` (mirrors Sources/actiond-test-helper).
+/// The snapshot the helper writes for `n`, a copy of `TestHelper.snapshot(_:)`: the helper cannot
+/// link ActiondTesting (swift-testing) and this target cannot import the helper (ActiondDaemon).
 private func helperSnapshot(_ n: Int64) -> StateSnapshot {
   StateSnapshot(
     assignments: [

@@ -107,8 +107,6 @@ import Testing
     // beyond setting close-on-exec on fds that exist.
     #expect(
       SocketActivation.listenFDs(environment: ["LISTEN_PID": "4242", "LISTEN_FDS": "2"], pid: 4242) == [3, 4])
-    #expect(SocketActivation.listenFDNames(environment: ["LISTEN_FDNAMES": "control:"]) == ["control", ""])
-    #expect(SocketActivation.listenFDNames(environment: [:]) == [])
   }
 }
 

@@ -8,15 +8,17 @@
 : "${BENCH_ABUSE_N:=0}" "${BENCH_ABUSE_CLIENTS:=50}"
 BENCHTOOL=/usr/local/bin/benchtool
 
-# tool_start NAME DOWN_FILE CMD_FD ACK_FD LOG: a `benchtool device` NAME (uinput, KEY_PROG1),
-# its key-down kernel timestamps in DOWN_FILE, fed through fd CMD_FD; what it answers ("node
-# ...", then one "ok" per command) comes back through fd ACK_FD and is copied to LOG, its
-# errors to LOG.err. Sets TOOL_PID and TOOL_NODE.
+# tool_start NAME DOWN_FILE CMD_FD ACK_FD LOG [OPTION]: a `benchtool device` NAME (uinput,
+# KEY_PROG1; OPTION --leds: with LEDs, their EV_LED events logged too), its key-down kernel
+# timestamps in DOWN_FILE, fed through fd CMD_FD; what it answers ("node ...", then one "ok"
+# per command) comes back through fd ACK_FD and is copied to LOG, its errors to LOG.err. Sets
+# TOOL_PID and TOOL_NODE.
 tool_start() {
   rm -f "$WORK/$1.cmd" "$WORK/$1.ack"
   mkfifo "$WORK/$1.cmd" "$WORK/$1.ack"
   : >"$5"
-  $BENCHTOOL device "$1" "$2" <"$WORK/$1.cmd" >"$WORK/$1.ack" 2>"$5.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  # shellcheck disable=SC2086 # no option: no argument
+  $BENCHTOOL device "$1" "$2" ${6:-} <"$WORK/$1.cmd" >"$WORK/$1.ack" 2>"$5.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   TOOL_PID=$!
   eval "exec $3>\"\$WORK/$1.cmd\" $4<\"\$WORK/$1.ack\""
   tool_answer "$4" "$5" 'node *'
@@ -37,11 +39,11 @@ tool_answer() {
   fail "device tool: $(cat "$2" "$2.err")"
 }
 
-# bdev_start NAME [DOWN_FILE]: the bench's device (tool_start on fds 3 and 8), fed from
-# bdev_cmd; its key-down kernel timestamps go to DOWN_FILE ($WORK/down.log by default).
-# Sets BDEV_NODE.
+# bdev_start NAME [DOWN_FILE [OPTION]]: the bench's device (tool_start on fds 3 and 8), fed
+# from bdev_cmd; its key-down kernel timestamps go to DOWN_FILE ($WORK/down.log by default);
+# OPTION: tool_start's. Sets BDEV_NODE.
 bdev_start() {
-  tool_start "$1" "${2:-$WORK/down.log}" 3 8 "$WORK/bdev.out"
+  tool_start "$1" "${2:-$WORK/down.log}" 3 8 "$WORK/bdev.out" "${3:-}"
   BDEV_PID=$TOOL_PID
   BDEV_NODE=$TOOL_NODE
 }

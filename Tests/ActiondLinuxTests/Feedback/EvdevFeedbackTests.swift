@@ -1,57 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import ActiondCore
-import Glibc
+import ActiondTesting
 import Testing
 
-@testable import ActiondDaemon
 @testable import ActiondLinux
-
-/// Records the evdev calls of beeper and rumble outputs, on devices that have the events
-/// they are given and fail on demand. Descriptors: the named devices' from 50 up.
-final class RecordingFeedbackEvdev: FeedbackEvdev {
-  var calls: [String] = []
-  /// `(fd, "EV_SND 2")`-style capabilities per descriptor ("*": every descriptor).
-  var capabilities: [String: Set<String>] = ["*": ["EV_SND 1", "EV_SND 2", "EV_FF 80"]]
-  /// Devices (``FeedbackDevice/configured``) that cannot be opened.
-  var missing: Set<String> = []
-  /// Descriptors whose writes fail (the device went away).
-  var gone: Set<Int32> = []
-  private var nextFD: Int32 = 50
-  private var nextEffect: Int16 = 0
-
-  func open(_ device: FeedbackDevice) throws(FeedbackLightError) -> (fd: Int32, label: String) {
-    let name = device.configured ?? "?"
-    calls.append("open \(name)")
-    if missing.contains(name) { throw FeedbackLightError("no input device named \"\(name)\"") }
-    nextFD += 1
-    return (nextFD, "/dev/input/event\(nextFD) (\(name))")
-  }
-  func close(_ fd: Int32) { calls.append("close \(fd)") }
-  func has(_ fd: Int32, type: UInt16, code: UInt16) throws(FeedbackLightError) -> Bool {
-    let event = "\(type == 0x12 ? "EV_SND" : "EV_FF") \(code)"
-    return (capabilities["\(fd)"] ?? capabilities["*"] ?? []).contains(event)
-  }
-  func write(_ fd: Int32, type: UInt16, code: UInt16, value: Int32) throws(FeedbackLightError) {
-    calls.append("write \(fd) \(type == 0x12 ? "EV_SND" : "EV_FF") \(code) \(value)")
-    if gone.contains(fd) { throw FeedbackLightError("write: ENODEV (No such device)") }
-  }
-  func uploadRumble(_ fd: Int32, magnitude: UInt16, lengthMs: UInt16) throws(FeedbackLightError) -> Int16 {
-    calls.append("upload \(fd) \(magnitude) \(lengthMs) ms")
-    defer { nextEffect += 1 }
-    return nextEffect
-  }
-  func erase(_ fd: Int32, effect: Int16) throws(FeedbackLightError) { calls.append("erase \(fd) \(effect)") }
-}
-
-/// The button's device for the outputs that use it: one descriptor per syspath.
-private final class ButtonDevice: ButtonDeviceLEDs {
-  var device: String? = "input7"
-  func ledDevice(forButton button: String) -> String? { button == "a" || button == "action" ? device : nil }
-  func isLEDOn(device: String, code: UInt16) throws(SystemCallError) -> Bool { false }
-  func setLED(device: String, code: UInt16, on: Bool) throws(SystemCallError) {}
-  func isOpen(device: String) -> Bool { device == self.device }
-  func descriptor(device: String) -> Int32? { device == self.device ? Int32(device.dropFirst(5)) : nil }
-}
 
 @Suite struct EvdevFeedbackTests {
   private func output(_ light: FeedbackOutput.Light, on: [FeedbackMoment] = [.held]) -> FeedbackOutput {
@@ -86,8 +38,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
   /// id, removed at the unbinding; a new device gets its own upload.
   @Test func aRumbleOnTheButtonsDeviceUploadsOncePlaysAndIsRemoved() throws {
     let evdev = RecordingFeedbackEvdev()
-    let device = ButtonDevice()
-    device.device = nil
+    let device = FakeButtonDevice(device: nil)
     let factory = LinuxFeedbackLights(inputLEDs: device, evdev: evdev)
     let out = FeedbackOutput(
       light: .rumble(strength: 50, device: .button), moments: [.held, .failed],
@@ -122,7 +73,7 @@ private final class ButtonDevice: ButtonDeviceLEDs {
   @Test func aDeviceWithoutTheEventIsRefusedAndNeverWritten() throws {
     let evdev = RecordingFeedbackEvdev()
     evdev.capabilities = ["*": ["EV_SND 1"]]
-    let device = ButtonDevice()
+    let device = FakeButtonDevice()
     let factory = LinuxFeedbackLights(inputLEDs: device, evdev: evdev)
     let rumble = factory.light(for: output(.rumble(strength: 100, device: .button)), button: "a")
     let tone = factory.light(
@@ -161,39 +112,5 @@ private final class ButtonDevice: ButtonDeviceLEDs {
         "open Beeper", "open Beeper", "open Beeper", "write 51 EV_SND 1 1", "write 51 EV_SND 1 0", "close 51",
         "open Beeper", "write 52 EV_SND 1 1",
       ])
-  }
-
-  /// The real daemon on fakes: the threshold beep starts in the loop turn that decides the
-  /// hold and is silenced 60 ms later; a stop mid-beep silences it; the rumble on a
-  /// device without FF_RUMBLE is logged once and the hold still performs.
-  @Test func theDaemonBeepsTheTickAndSilencesAtTheStop() throws {
-    let evdev = RecordingFeedbackEvdev()
-    evdev.capabilities = ["*": ["EV_SND 2"]]
-    let device = ButtonDevice()
-    device.device = nil
-    let wired = try WiredDaemon(
-      feedback: #"[{ sound: "SND_TONE", hz: 2000, device: "PC Speaker" }, { rumble: "FF_RUMBLE" }]"#,
-      lights: LinuxFeedbackLights(inputLEDs: device, evdev: evdev))
-    #expect(evdev.calls == ["open PC Speaker"], "the named device is opened at the start")
-    device.device = "input7"
-    let t0 = wired.daemon.loop.now() - .seconds(5)
-    wired.plugIn(at: t0)
-    let refused = wired.log.records(event: "feedback-failed")
-    #expect(refused.count == 1)
-    #expect(
-      refused.first?.message
-        == "button action: feedback on FF_RUMBLE of button action's device failed: the device has no EV_FF "
-        + "FF_RUMBLE (not logged again until it works)")
-    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
-    #expect(evdev.calls == ["open PC Speaker"], "a press is not a sound by default")
-    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
-    #expect(evdev.calls.last == "write 51 EV_SND 2 2000", "the tick in the turn that decided the hold")
-    try wired.turn(until: "the tick's end") { evdev.calls.last == "write 51 EV_SND 2 0" }
-    wired.runner.complete(with: .exited(0))
-    try wired.turn(until: "performed") { evdev.calls.last == "write 51 EV_SND 2 2000" }
-    wired.daemon.shutdown(reason: "test")
-    #expect(evdev.calls.suffix(2) == ["write 51 EV_SND 2 0", "close 51"], "a stop silences and closes")
-    #expect(wired.log.records(event: "feedback-failed").count == 1)
-    #expect(wired.log.records(event: "performed").count == 1)
   }
 }
