@@ -26,6 +26,18 @@ let strictSettings: [SwiftSetting] = [
   .unsafeFlags(["-warnings-as-errors"])
 ]
 
+/// Every executable's link in a release build: no symbol of the project in the dynamic symbol
+/// table. `--static-swift-stdlib` links with `-export-dynamic` (the toolchain's
+/// static-stdlib-args.lnk), which lists every public symbol of the project's modules there
+/// (actiond: 5,074 symbols, 434 kB of .dynsym, .dynstr and .gnu.hash in its text segment) for
+/// no reader: nothing the programs load looks them up, and the runtime finds types and
+/// conformances in its own sections. Without them actiond's VmRSS in the VM is about 300 kB
+/// smaller (docs/benchmarks-notebook.md, "VmRSS: where it goes"). The flag follows the
+/// toolchain's and the last one wins; the code is the same.
+let releaseLinkerSettings: [LinkerSetting] = [
+  .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))
+]
+
 let package = Package(
   name: "actiond",
   products: [
@@ -77,7 +89,8 @@ let package = Package(
     .executableTarget(
       name: "actiond",
       dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // The MQTT / Home Assistant bridge's program: its pure model (Model/: topics, discovery,
     // command lanes, settings) and its I/O, libmosquitto and actiond's socket on the epoll
@@ -90,19 +103,22 @@ let package = Package(
     .executableTarget(
       name: "actiond-mqtt",
       dependencies: ["ActiondCore", "ActiondLinux", "ActiondMQTT"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // The VM test tier's device tool: uinput devices with exact press timing, and a reader.
     .executableTarget(
       name: "actiond-testdev",
       dependencies: ["ActiondCore", "CEvdev"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // Diagnostics and the VM tier: binds the configured buttons like actiond and prints what it reads.
     .executableTarget(
       name: "actiond-input-probe",
       dependencies: ["ActiondCore", "ActiondLinux"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // actionctl's program: command line, socket client, rendering, watch and notifications.
     .target(
@@ -113,14 +129,16 @@ let package = Package(
     .executableTarget(
       name: "actionctl",
       dependencies: ["ActiondLinux", "ActionctlKit"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // Child-process fixtures for the tests (e.g. a state writer killed at random points, the
     // daemon reading its button from a FIFO); not a product, never installed.
     .executableTarget(
       name: "actiond-test-helper",
       dependencies: ["ActiondCore", "ActiondLinux", "ActiondDaemon"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // `make bench-core`: recognizer throughput and heap allocations per event. The
     // allocation counter interposes malloc, so it is linked into the benchmark only.
@@ -131,7 +149,8 @@ let package = Package(
     .executableTarget(
       name: "actiond-bench",
       dependencies: ["ActiondCore", "CAllocCounter"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: releaseLinkerSettings
     ),
     // Recording fakes of the adapters' protocols, a manual clock, temporary directories, a
     // fake request handler, raw protocol clients and the built daemon as a child process, for
