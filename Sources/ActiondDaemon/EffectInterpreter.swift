@@ -12,8 +12,10 @@ import Glibc
 /// reaches each subscriber in one send, at the end of the turn or right before an effect
 /// that does I/O of its own (a spawn, readying one, a value read, a save), so that nobody
 /// waits for that I/O (at a deadline `held` and `performing` go out before the spawn).
-/// The announcements' log lines follow their send; the feedback comes last, after the
-/// send (at a deadline its writes wait until the end of the turn). A save the engine
+/// The announcements' log lines follow their send; the feedback follows the send too: at
+/// the end of the turn, or, in a turn that starts a command, its quick writes (the
+/// threshold's tick on a light taken at the key-down) between the send and the spawn and
+/// the rest once the command started (a sysfs LED's take waits for the kernel). A save the engine
 /// waits for is answered (``EngineInput/saved(_:_:)``) right away, before the next
 /// effect. Inputs that arrive while effects are carried out (a completion reported
 /// synchronously) wait in a queue: the engine is never entered from inside itself.
@@ -43,6 +45,9 @@ final class EffectInterpreter {
   private var pendingLogs: [LogRecord] = []
   /// The input's feedback and hold values, shown once what it announced is sent.
   private var pendingFeedback: [EngineEffect] = []
+  /// The feedback's writes were held by a command's spawn in this turn
+  /// (``showFeedbackBeforeSpawn()``): the rest go out at its end.
+  private var heldForSpawn = false
   /// Who waits for the reply of each request, by token.
   private var replies: [UInt64: (Result<EngineAnswer, ProtocolError>) -> Void] = [:]
   private var nextRequest: UInt64 = 1
@@ -134,10 +139,32 @@ final class EffectInterpreter {
       // LED. A turn around this one (a reload's) sends its announcements with the rest.
       if turnDepth == 1 { server?.sendBatched() }
       writePendingLogs()
-      let shown = pendingFeedback
-      pendingFeedback.removeAll(keepingCapacity: true)
-      for effect in shown { show(effect) }
+      showPendingFeedback()
+      if heldForSpawn {
+        heldForSpawn = false
+        feedback.flushWrites()
+      }
     }
+  }
+
+  private func showPendingFeedback() {
+    let shown = pendingFeedback
+    pendingFeedback.removeAll(keepingCapacity: true)
+    for effect in shown { show(effect) }
+  }
+
+  /// Right before a command's spawn, once what the turn announced is sent: the turn's
+  /// feedback so far goes to the lights, and of its writes the quick ones go out now (the
+  /// threshold's tick: one write before the spawn, instead of after the child's exec, the
+  /// spawn's milliseconds later); a write that would wait for the kernel (a sysfs LED's
+  /// take) waits until the end of the turn, after the spawn (``FeedbackDriver/writeQuick()``).
+  private func showFeedbackBeforeSpawn() {
+    if !feedback.isHoldingWrites {
+      feedback.holdWrites()
+      heldForSpawn = true
+    }
+    showPendingFeedback()
+    feedback.writeQuick()
   }
 
   /// Runs `body` as one turn of the loop: everything it announces reaches each subscriber
@@ -205,9 +232,11 @@ final class EffectInterpreter {
       switch effect {
       case .startCommand(let job):
         // At a deadline what was announced before it (`held`, `performing`) goes out now,
-        // one send per subscriber, then the spawn: the subscriber reads `held` at once,
-        // and the command waits for one send, not one per line.
+        // one send per subscriber, then the tick, then the spawn: the subscriber reads
+        // `held` at once, the LED shows it, and the command waits for one send and one
+        // write, not one per line nor a take of the LED.
         sendAnnounced()
+        showFeedbackBeforeSpawn()
         runIntent(job)
       case .prepareCommand(let job):
         // At a key-down `pressed` goes out first: readying the command takes a while.
@@ -352,8 +381,9 @@ extension EffectInterpreter {
       // kernel's timestamps decide, not the order in which the loop saw things.
       for button in self.engine.configuration.buttons { self.input.drain(button: button.name) }
       self.handlingDeadline = true
-      // The tick's writes wait until the engine has started the hold's command (still in
-      // this turn): taking a sysfs LED from its trigger can block for milliseconds.
+      // The tick's writes wait until the engine has announced `held`; a quick one goes out
+      // right before the hold's command starts, the rest after it (still in this turn):
+      // taking a sysfs LED from its trigger can block for milliseconds.
       self.feedback.holdWrites()
       // What the deadline announces goes to each subscriber in one send: `held` and
       // `performing` right before the spawn (``carryOut(_:)``), the rest at the end.

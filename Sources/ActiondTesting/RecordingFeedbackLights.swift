@@ -3,7 +3,10 @@ import ActiondCore
 import ActiondLinux
 
 /// A recording fake of the lights, for daemon tests: every write of every light, in
-/// order, as `"<label> on|off|release"`, and lights that fail on demand.
+/// order, as `"<label> on|off|release"`, and lights that fail on demand. A `sysfs` light
+/// behaves as a real one does about time: its first write takes it (not quick,
+/// ``FeedbackLight/isQuick(_:)``) unless it was taken at its press's key-down
+/// (``FeedbackLight/prepare()``, which records nothing: it shows what it showed).
 public final class RecordingFeedbackLights: FeedbackLightFactory {
   /// Every write so far.
   public private(set) var writes: [String] = []
@@ -11,6 +14,9 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
   public var failing: Set<String> = []
   /// Called with each write as it is recorded (what else has happened by then).
   public var onWrite: ((String) -> Void)?
+  /// Whether `sysfs` lights take themselves at a key-down (false: as a real one whose
+  /// take failed then, the threshold's first write takes it).
+  public var takesAtKeyDown = true
 
   public init() {}
 
@@ -37,6 +43,14 @@ public final class RecordingFeedbackLights: FeedbackLightFactory {
       if owner.failing.contains(label) { throw FeedbackLightError("no such device") }
       taken = true
       return true
+    }
+    func prepare() throws(FeedbackLightError) -> Bool {
+      guard label.hasPrefix("sysfs"), owner.takesAtKeyDown, !taken else { return false }
+      taken = true
+      return true
+    }
+    func isQuick(_ write: FeedbackScheduler.Write) -> Bool {
+      !label.hasPrefix("sysfs") || (write == .release) != taken
     }
     func release() throws(FeedbackLightError) -> Bool {
       guard taken else { return false }

@@ -4,11 +4,13 @@ import ActiondCore
 /// Carries out the buttons' feedback: the engine's moments and hold values go through the
 /// pure ``FeedbackSchedulers``; their writes go to the lights at once (in the same loop
 /// turn as the announcement, so the threshold tick is as prompt as `held`), except while
-/// the engine handles a deadline (``holdWrites()``/``flushWrites()``): then they wait
-/// until the engine is done, still in that turn, so that the hold's command starts first.
-/// Taking a sysfs LED from its trigger waits for the kernel (an RCU grace period, measured
-/// 9–30 ms under TCG: docs/benchmarks-notebook.md), and neither the command nor the tick
-/// must wait for that: an output that shows `held` is taken at its press's key-down
+/// the daemon holds them (``holdWrites()``, a turn that starts a command): then the quick
+/// ones (``FeedbackLight/isQuick(_:)``: a taken LED's brightness, an `EV_LED`) go out
+/// right before the spawn (``writeQuick()``) and the others once the command started
+/// (``flushWrites()``), still in that turn. Taking a sysfs LED from its trigger waits for
+/// the kernel (an RCU grace period, measured 9–30 ms under TCG:
+/// docs/benchmarks-notebook.md), and neither the command nor the tick must wait for that:
+/// an output that shows `held` is taken at its press's key-down
 /// (``FeedbackLight/prepare()``), showing what it showed, and given back when the press
 /// ends with nothing shown. Their one deadline is one timer on the daemon's loop, armed
 /// only while a timed step runs.
@@ -146,9 +148,40 @@ package final class FeedbackDriver {
   }
 
   /// From now until ``flushWrites()``, writes wait (the schedulers and their timer go on):
-  /// the daemon holds them while the engine handles its deadline.
+  /// the daemon holds them while the engine handles its deadline, and in any turn that
+  /// starts a command.
   package func holdWrites() {
     if heldWrites == nil { heldWrites = [] }
+  }
+
+  /// Whether writes wait (``holdWrites()`` until ``flushWrites()``).
+  package var isHoldingWrites: Bool { heldWrites != nil }
+
+  /// Of the writes that wait, makes now, in order, each that is one quick write
+  /// (``FeedbackLight/isQuick(_:)``: the threshold's tick on a light taken at the
+  /// key-down) unless an earlier write of the same output still waits; the others keep
+  /// waiting for ``flushWrites()``. The daemon calls it right before a command's spawn:
+  /// the tick is then a system call before the spawn instead of the spawn's milliseconds
+  /// after it (the child's exec, under `CLONE_VFORK`), while a write that would wait for
+  /// the kernel never delays the command.
+  package func writeQuick() {
+    guard let actions = heldWrites, !actions.isEmpty else { return }
+    var waitingOutputs: Set<Int> = []
+    var now: [FeedbackSchedulers.Action] = []
+    var later: [FeedbackSchedulers.Action] = []
+    for action in actions {
+      if waitingOutputs.contains(action.output)
+        || (action.output < lights.count && !lights[action.output].isQuick(action.write))
+      {
+        waitingOutputs.insert(action.output)
+        later.append(action)
+      } else {
+        now.append(action)
+      }
+    }
+    heldWrites = nil
+    apply(now)
+    heldWrites = later
   }
 
   /// Writes what waited since ``holdWrites()``, in order, and writes at once again.

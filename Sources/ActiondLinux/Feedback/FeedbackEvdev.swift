@@ -207,6 +207,10 @@ public final class EvdevFeedbackOutput: FeedbackLight {
     if let effect = binding.effect { try? evdev.erase(binding.fd, effect: effect) }
   }
 
+  /// A write on a device already bound; binding a named device (opening it, uploading
+  /// its effect) is not.
+  public func isQuick(_ write: FeedbackScheduler.Write) -> Bool { binding != nil }
+
   @discardableResult public func set(_ on: Bool) throws(FeedbackLightError) -> Bool {
     guard let binding = try current() else { return false }
     if let refused = binding.refused { throw refused }

@@ -29,6 +29,11 @@ public protocol FeedbackLight: AnyObject {
   /// write does not wait (a sysfs LED leaving its trigger waits for an RCU grace period,
   /// 10–30 ms). True when it took itself; ``release()`` gives it back as usual.
   @discardableResult func prepare() throws(FeedbackLightError) -> Bool
+  /// Whether `write` would be one quick write that never waits for the kernel: a taken
+  /// LED's brightness, an `EV_LED`, a tone. False when it would take a sysfs LED from its
+  /// trigger or give it back to one, or open a device: the daemon makes the quick ones
+  /// right before a command's spawn and the others after it (``FeedbackDriver/writeQuick()``).
+  func isQuick(_ write: FeedbackScheduler.Write) -> Bool
   /// The output was configured, or its button's device appeared: a beeper or motor checks
   /// its device and uploads its effect now (an LED needs nothing: it is taken at its first
   /// write).
@@ -41,6 +46,8 @@ public protocol FeedbackLight: AnyObject {
 extension FeedbackLight {
   /// Taking costs nothing worth moving (an `EV_LED` write, a beeper): nothing is done early.
   @discardableResult public func prepare() throws(FeedbackLightError) -> Bool { false }
+  /// An `EV_LED` or `EV_SND` write on a descriptor already open: one system call.
+  public func isQuick(_ write: FeedbackScheduler.Write) -> Bool { true }
   public func bind() throws(FeedbackLightError) {}
   public func unbind() {}
 }
@@ -143,6 +150,13 @@ public final class SysfsLED: FeedbackLight {
     if leaves { try write("trigger", "none") }
     saved = (trigger, brightness)
     return leaves
+  }
+
+  /// A brightness write on a light already taken; taking it (`set` on a light not taken)
+  /// and giving it back to a trigger (`led_trigger_set`) are not.
+  public func isQuick(_ write: FeedbackScheduler.Write) -> Bool {
+    guard let saved else { return write == .release }
+    return write != .release || saved.trigger == nil || saved.trigger == "none"
   }
 
   @discardableResult public func release() throws(FeedbackLightError) -> Bool {

@@ -40,24 +40,50 @@ import Testing
     #expect(lights.writes.suffix(1) == ["sysfs ACT@action release"])
   }
 
-  /// In the loop turn that decides a hold, the hold's command starts before the tick is
-  /// written: taking a sysfs LED from its trigger waits for the kernel (milliseconds), and
-  /// the command must not wait for it. The tick is still written in that same turn.
-  @Test func theHoldsCommandStartsBeforeItsTickIsWritten() throws {
+  /// In the loop turn that decides a hold, `held` is sent, then the tick is written on the
+  /// light taken at the key-down (one quick write), then the hold's command starts: the
+  /// LED does not wait for the spawn's milliseconds (the child's exec).
+  @Test func theTickOnALightTakenAtTheKeyDownIsWrittenBeforeTheHoldsCommandStarts() throws {
     let lights = RecordingFeedbackLights()
     let wired = try WiredDaemon(feedback: #"[{ sysfs: "ACT", on: ["held"] }]"#, lights: lights)
+    let client = try wired.connect()
+    _ = try wired.request(client, id: 1, #""request":"subscribe""#)
     var runsAtTick: Int?
+    var heldSentAtTick: Bool?
     lights.onWrite = { write in
-      if write == "sysfs ACT@action on" { runsAtTick = wired.runner.runs.count }
+      guard write == "sysfs ACT@action on" else { return }
+      runsAtTick = wired.runner.runs.count
+      client.readAvailable()
+      heldSentAtTick = client.events.contains { $0.name == .held }
     }
     let t0 = wired.daemon.loop.now() - .seconds(5)
     wired.plugIn(at: t0)
     wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
     try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
     #expect(lights.writes == ["sysfs ACT@action on"], "the tick is written in the turn that started the command")
-    #expect(runsAtTick == 1, "the command was started before the tick was written")
+    #expect(runsAtTick == 0, "the tick was written before the command started")
+    #expect(heldSentAtTick == true, "`held` was sent before the tick")
     try wired.turn(until: "the tick's end") { lights.writes.count == 2 }
     #expect(lights.writes.last == "sysfs ACT@action release")
+    wired.daemon.shutdown(reason: "test")
+  }
+
+  /// A tick that would take its light from a trigger (the key-down's take failed) waits
+  /// for the kernel: the command starts first, and the tick is still written in that turn.
+  @Test func aTickThatMustTakeItsLightIsWrittenAfterTheHoldsCommandStarts() throws {
+    let lights = RecordingFeedbackLights()
+    lights.takesAtKeyDown = false
+    let wired = try WiredDaemon(
+      feedback: #"[{ sysfs: "ACT", on: ["held"] }, { led: "LED_CAPSL", on: ["held"] }]"#, lights: lights)
+    var runsAtWrite: [String: Int] = [:]
+    lights.onWrite = { write in runsAtWrite[write] = wired.runner.runs.count }
+    let t0 = wired.daemon.loop.now() - .seconds(5)
+    wired.plugIn(at: t0)
+    wired.input.emit(.key(button: "action", code: 148, value: 1, at: t0 + .milliseconds(100)))
+    try wired.turn(until: "the hold's command") { !wired.runner.runs.isEmpty }
+    #expect(lights.writes == ["led LED_CAPSL@action on", "sysfs ACT@action on"], "both ticks in the command's turn")
+    #expect(runsAtWrite["led LED_CAPSL@action on"] == 0, "the quick one before the command")
+    #expect(runsAtWrite["sysfs ACT@action on"] == 1, "the take after the command started")
     wired.daemon.shutdown(reason: "test")
   }
 
