@@ -381,14 +381,11 @@ extension EffectInterpreter {
       // kernel's timestamps decide, not the order in which the loop saw things.
       for button in self.engine.configuration.buttons { self.input.drain(button: button.name) }
       self.handlingDeadline = true
-      // The tick's writes wait until the engine has announced `held`; a quick one goes out
-      // right before the hold's command starts, the rest after it (still in this turn):
-      // taking a sysfs LED from its trigger can block for milliseconds.
-      self.feedback.holdWrites()
+      // The tick is shown once `held` is sent: right before the hold's command starts
+      // when it is a quick write, the rest after the spawn (``showFeedbackBeforeSpawn()``).
       // What the deadline announces goes to each subscriber in one send: `held` and
       // `performing` right before the spawn (``carryOut(_:)``), the rest at the end.
       self.submit(.deadline(at: now))
-      self.feedback.flushWrites()
       self.handlingDeadline = false
       if let quiet { self.loop.endQuiet(quiet) }
     }

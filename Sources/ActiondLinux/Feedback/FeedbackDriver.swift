@@ -79,7 +79,7 @@ package final class FeedbackDriver {
   /// The key-down of `button`: each of its outputs that shows `held` and rests given back
   /// is taken now (its taking may block), so that the threshold's tick is one write.
   private func prepare(button: String) {
-    // Writes held back (a deadline being handled) must not be overtaken; the tick then
+    // Writes held back (a turn that starts a command) must not be overtaken; the tick then
     // takes the light itself, as without this.
     guard heldWrites == nil else { return }
     for i in schedulers.schedulers.indices where schedulers.buttons[i] == button && !prepared.contains(i) {
@@ -148,8 +148,7 @@ package final class FeedbackDriver {
   }
 
   /// From now until ``flushWrites()``, writes wait (the schedulers and their timer go on):
-  /// the daemon holds them while the engine handles its deadline, and in any turn that
-  /// starts a command.
+  /// the daemon holds them in a turn that starts a command.
   package func holdWrites() {
     if heldWrites == nil { heldWrites = [] }
   }
