@@ -31,7 +31,7 @@ HELPERDIR ?= $(PREFIX)/lib/actiond
 # What the tiers need beyond building (lowdown, for the man pages, is a build need: the
 # Makefile's APT_PACKAGES).
 test-install test-man: APT_PACKAGES += man-db groff-base
-test-static: APT_PACKAGES += gzip
+test-static: APT_PACKAGES += gzip binutils
 TEST_TIERS += test-install test-man test-static
 
 # The C++ runtime is linked in too (mk/static-libstdc++/libstdc++.so says why): one search

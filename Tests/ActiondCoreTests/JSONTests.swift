@@ -23,6 +23,21 @@ import Testing
     #expect(doc.locations[JSONPath.root / "trailing" / 1] == SourceLocation(line: 2, column: 37))
   }
 
+  /// JSON5's points without a digit on one side, each with and without an exponent (Double()
+  /// takes none of them as written, so the parser fills the missing digit in).
+  @Test func json5NumbersWithABarePoint() throws {
+    let cases: [(String, Double)] = [
+      (".5", 0.5), ("-.5", -0.5), ("5.", 5), ("+5.", 5), ("5.e2", 500), ("5.E-1", 0.5), (".5e1", 5),
+      ("-5.e+1", -50), ("1.5e2", 150),
+    ]
+    for (text, value) in cases {
+      #expect(try JSONParser.parse("[\(text)]", options: .configuration).root == [.double(value)], "\(text)")
+    }
+    for bad in ["[.]", "[.e5]", "[5.e]", "[-.e1]"] {
+      #expect(throws: JSONParseError.self, "\(bad)") { try JSONParser.parse(bad, options: .configuration) }
+    }
+  }
+
   @Test func strictModeRejectsJSON5() {
     for bad in ["{a:1}", "[1,]", "// x\n1", "'s'", "+1", "0x10", "01", "[1 2]", "{\"a\" 1}", "\"\\q\"", "tru"] {
       #expect(throws: JSONParseError.self, "\(bad)") { try JSONParser.parse(bad) }

@@ -58,10 +58,15 @@ public struct BridgeSettings: Hashable, Sendable {
   /// A topic prefix as configured: non-empty, no wildcards, no NUL, no leading or trailing `/`.
   public static func topicProblem(_ s: String) -> String? {
     if s.isEmpty { return "must not be empty" }
-    if s.contains("+") || s.contains("#") { return "must not contain the wildcards + or #" }
+    // On the bytes: String's substring search would link the regex modules into the bridge.
+    if s.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) {
+      return "must not contain the wildcards + or #"
+    }
     if s.utf8.contains(0) { return "must not contain a NUL character" }
     if s.hasPrefix("/") || s.hasSuffix("/") { return "must not start or end with /" }
-    if s.contains("//") { return "must not contain an empty level (//)" }
+    if zip(s.utf8, s.utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == $0 }) {
+      return "must not contain an empty level (//)"
+    }
     return nil
   }
 

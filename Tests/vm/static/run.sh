@@ -33,6 +33,14 @@ for bin in "$root/usr/local/sbin/actiond" "$root/usr/local/bin/actionctl"; do
     [[ -e $root$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
   done
 done
+# String's substring search (`contains("ab")`, `firstRange(of:)`) lives in _StringProcessing,
+# which brings the regex modules: 780 kB of text and 144 kB of relocated data in each program,
+# about 170 kB of actiond's VmRSS in the VM (docs/benchmarks-notebook.md, "VmRSS"). The
+# programs search bytes instead; this keeps a new call from bringing them back unnoticed.
+for bin in "$root/usr/local/sbin/actiond" "$root/usr/local/bin/actionctl" "$root/usr/local/sbin/actiond-mqtt"; do
+  regex=$(nm "$bin" | grep -c -E '[$]s(17_StringProcessing|12_RegexParser)' || true)
+  [[ $regex -eq 0 ]] || die "$bin links the regex modules ($regex symbols; the call: nm -u on the release build's objects, grep _StringProcessing)"
+done
 swift=$(cd "$root" && find . -iname '*swift*' -o -name 'libFoundation*' -o -name 'libdispatch*' -o -name 'libBlocksRuntime*')
 [[ -z $swift ]] || die "Swift runtime files in the image: $swift"
 echo "test-static: image libraries: $(cd "$root" && find . -name '*.so' -o -name '*.so.[0-9]*' | sed 's|.*/||' | sort | tr '\n' ' ')"
