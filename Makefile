@@ -46,8 +46,9 @@ GCC_MAJOR := $(or $(shell gcc -dumpversion 2>/dev/null | cut -d. -f1),$(if $(fil
 # Each test tier adds its own on its rule (`test-x: APT_PACKAGES += ...` in mk/*.mk), which
 # `deps` installs when that tier runs: `make run` installs nothing that only tests need.
 # binutils-gold: one of Swift's documented prerequisites, and the linker its driver picks when
-# it is there, which gives the binaries a RELRO segment as Debian builds everything (lintian:
-# hardening-no-relro); Debian 13's swiftlang alone links without one.
+# it is there (debug builds: the tests), which gives the binaries a RELRO segment as Debian
+# builds everything (lintian: hardening-no-relro); Debian 13's swiftlang alone links without
+# one. Release builds name the toolchain's lld, which gives them one too (Package.swift).
 # The Swift toolchain itself: see `deps`.
 APT_PACKAGES := libevdev-dev libudev-dev pkg-config libmosquitto-dev libssl-dev libc6-dev \
   libstdc++-$(GCC_MAJOR)-dev lowdown binutils-gold

@@ -216,6 +216,25 @@ cmp -s examples/actiond.json "$r/etc/actiond/actiond.json" || fail "/etc/actiond
 "${run[@]}" "$r/usr/bin/actionctl" check-config "$r/etc/actiond/actiond.json" >"$tmp/check.log" 2>&1 || { cat "$tmp/check.log"; fail "actionctl check-config rejects the packaged configuration"; }
 # (readelf, not ldd: it reads a binary of any architecture)
 if readelf -d "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep -E 'NEEDED.*(libswift|libstdc\+\+)'; then fail "a binary needs the Swift or C++ runtime"; fi
+# The C library each package promises is one its binaries load on: the newest GLIBC_ version
+# they need, and 2.36 for GLIBC_ABI_DT_RELR (lld's packed relocations, Package.swift), which
+# libc6's symbols file has no entry for, so dh_shlibdeps alone would promise less.
+glibc_floor() {  # BINARY...: the oldest glibc (major.minor) that has every version they need
+  readelf -V "$@" | sed -n 's/.*Name: GLIBC_\(ABI_DT_RELR\|[0-9][0-9.]*\) .*/\1/p' |
+    sed 's/^ABI_DT_RELR$/2.36/' | sort -V | tail -1
+}
+promised_glibc() {  # DEPENDS: the version of its "libc6 (>= V)"
+  grep -oE '(^|, )libc6 \(>= [0-9][^)]*\)' <<<"$1" | sed 's/.*>= \([^)]*\))/\1/' | sort -V | tail -1
+}
+for pkg in actiond actiond-mqtt; do
+  if [ $pkg = actiond ]; then bins=("$r/usr/sbin/actiond" "$r/usr/bin/actionctl") d=$depends; else bins=("$r/usr/sbin/actiond-mqtt") d=$mdepends; fi
+  need=$(glibc_floor "${bins[@]}")
+  have=$(promised_glibc "$d")
+  [ -n "$need" ] && [ -n "$have" ] || fail "$pkg: no glibc version found (needs '$need', Depends promises '$have')"
+  [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | tail -1)" = "$have" ] \
+    || fail "$pkg's binaries need glibc $need, its Depends promises libc6 (>= $have): $d"
+  echo "test-deb: $pkg's binaries need glibc $need, Depends promises libc6 (>= $have)"
+done
 if [ -z "${DEB_RUN:-}" ] && ldd "$r/usr/sbin/actiond" "$r/usr/bin/actionctl" "$r/usr/sbin/actiond-mqtt" | grep 'not found'; then fail "a binary needs a library this machine lacks"; fi
 grep -qx 'ExecStart=/usr/bin/actionctl watch --notify' "$r/usr/lib/systemd/user/actiond-notify.service" \
   || fail "actiond-notify.service does not start /usr/bin/actionctl watch --notify"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension String {
   /// The tests' substring replace (the core has none: its one use was on a number's ASCII bytes,
   /// and String's own search would link the regex modules into every program).
