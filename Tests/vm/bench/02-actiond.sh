@@ -40,36 +40,24 @@ sleep "$BENCH_IDLE_S"
 s1=$(switches "$DAEMON_PID")
 echo "idle $BENCH_IDLE_S $((s1 - s0))" >>mem.log
 
-spawn sub.out $BENCHTOOL subscribe "$SOCK" "$WORK/events.txt" "$BENCH_N"
-SUB_PID=$SPAWN_PID
-wait_for_line sub.out '^subscribed' 10000
+subscriber_start events "$BENCH_N"
 step "$BENCH_N holds"
 hold_presses
-# It ends after BENCH_N `performed`; should some be missing, the report shows the count.
-_deadline=$(($(now_ms) + 10000))
-while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
-kill -TERM "$SUB_PID" 2>/dev/null
-wait_pid "$SUB_PID" 10000 "the subscriber"
-grep -E '^(pressed|held|performing) ' events.txt >events.log
+subscriber_end events 10000 "the subscriber"
 memory holds "$DAEMON_PID" >>mem.log
 
 if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   # The same holds, the same recording command (its samples are told apart by their
   # ACTIOND_PRESS_TIME), with the abusers running. The subscriber connects before them, so
   # maxClients cannot refuse it.
-  spawn sub-abuse.out $BENCHTOOL subscribe "$SOCK" "$WORK/events-abuse.txt" "$BENCH_ABUSE_N"
-  SUB_PID=$SPAWN_PID
-  wait_for_line sub-abuse.out '^subscribed' 10000
+  subscriber_start events-abuse "$BENCH_ABUSE_N"
   spawn abuse.out $BENCHTOOL abuse "$SOCK" "$BENCH_ABUSE_CLIENTS" 3600
   ABUSE_PID=$SPAWN_PID
   sleep 2
   kill -0 "$ABUSE_PID" 2>/dev/null || fail "benchtool abuse exited: $(cat abuse.out)"
   step "$BENCH_ABUSE_N holds under $BENCH_ABUSE_CLIENTS abusive clients"
   bdev_cmd "press $BENCH_ABUSE_N $((BENCH_HOLD_MS + 30)) 70"
-  _deadline=$(($(now_ms) + 20000))
-  while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
-  kill -TERM "$SUB_PID" 2>/dev/null
-  wait_pid "$SUB_PID" 10000 "the abuse phase's subscriber"
+  subscriber_end events-abuse 20000 "the abuse phase's subscriber"
   # The limit under the same abuse: the C reactors of 01-limits, each on a device of its own
   # (actiond binds only its own by name), while the abusers keep hammering actiond's socket
   # and actiond serves them: the same processes compete for the one vCPU.
@@ -84,7 +72,6 @@ if [ "$BENCH_ABUSE_N" -gt 0 ]; then
   kill -0 "$DAEMON_PID" 2>/dev/null || fail "actiond died under the abusive clients"
   bdev_start actiond-bench-button "$WORK/blast-down.log"
   until ctl status 2>/dev/null | grep -q '"bound":true'; do usleep 50000; done
-  grep -E '^(pressed|held|performing) ' events-abuse.txt >events-abuse.log
   awk -v n="$BENCH_ABUSE_CLIENTS" '$1 == "abuse" { print "abuse", n, $3 }' abuse.out >abuse.log
   # Let the daemon drop what the abusers left behind; the blast's growth counts from here.
   sleep 1

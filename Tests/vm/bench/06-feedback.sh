@@ -47,16 +47,10 @@ feedback_holds() {
 CONFIG
   bench_daemon "$1.json"
   usleep 500000
-  spawn "$1-sub.out" $BENCHTOOL subscribe "$SOCK" "$WORK/$1-events.txt" "$BENCH_N"
-  _sub=$SPAWN_PID
-  wait_for_line "$1-sub.out" '^subscribed' 10000
+  subscriber_start "$1-events" "$BENCH_N"
   step "$BENCH_N holds with a feedback LED ($1: $3)"
   hold_presses
-  _deadline=$(($(now_ms) + 10000))
-  while kill -0 "$_sub" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
-  kill -TERM "$_sub" 2>/dev/null
-  wait_pid "$_sub" 10000 "the subscriber"
-  grep -E '^(pressed|held|performing) ' "$1-events.txt" >"$1-events.log"
+  subscriber_end "$1-events" 10000 "the subscriber"
   kill -TERM "$DAEMON_PID"
   wait_pid "$DAEMON_PID" 10000 "actiond after SIGTERM"
   mv daemon-bench.log "daemon-bench-$1.log"

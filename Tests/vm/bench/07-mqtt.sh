@@ -59,9 +59,7 @@ step "idle bridge for ${BENCH_IDLE_S} s"
 sleep "$BENCH_IDLE_S"
 echo "idle $BENCH_IDLE_S $(($(switches "$BRIDGE_PID") - _s0))" >>bridge-mem.log
 
-spawn sub.out $BENCHTOOL subscribe "$SOCK" "$WORK/mq-events.txt" "$BENCH_N"
-SUB_PID=$SPAWN_PID
-wait_for_line sub.out '^subscribed' 10000
+subscriber_start mq-events "$BENCH_N"
 step "$BENCH_N holds, to a socket subscriber and through actiond-mqtt to an MQTT subscriber"
 hold_presses
 _deadline=$(($(now_ms) + 10000))

@@ -80,6 +80,25 @@ hold_presses() {
   bdev_cmd "press $BENCH_N $((BENCH_HOLD_MS + 30)) 70"
 }
 
+# subscriber_start NAME [COUNT]: a `benchtool subscribe` on actiond's socket, connected before
+# the presses (SUB_PID): it writes NAME.txt and ends by itself after COUNT `performed`.
+subscriber_start() {
+  spawn "$1.out" $BENCHTOOL subscribe "$SOCK" "$WORK/$1.txt" ${2:+"$2"}
+  SUB_PID=$SPAWN_PID
+  wait_for_line "$1.out" '^subscribed' 10000
+}
+
+# subscriber_end NAME TIMEOUT_MS WHAT: waits up to TIMEOUT_MS for subscriber_start's subscriber
+# to end (should some `performed` be missing it is stopped, and the report shows the count),
+# then keeps its `pressed`, `held` and `performing` in NAME.log.
+subscriber_end() {
+  _deadline=$(($(now_ms) + $2))
+  while kill -0 "$SUB_PID" 2>/dev/null && [ "$(now_ms)" -lt "$_deadline" ]; do usleep 50000; done
+  kill -TERM "$SUB_PID" 2>/dev/null
+  wait_pid "$SUB_PID" 10000 "$3"
+  grep -E '^(pressed|held|performing) ' "$1.txt" >"$1.log"
+}
+
 # memory LABEL PID: "mem LABEL VmRSS_kB RssAnon_kB" from /proc/PID/status.
 memory() {
   awk -v l="$1" '$1 == "VmRSS:" { r = $2 } $1 == "RssAnon:" { a = $2 } END { print "mem", l, r, a }' "/proc/$2/status"
