@@ -238,6 +238,30 @@ private func instance(
     #expect(out.environment == ["U": "a b;rm -rf / $(x)"])
   }
 
+  /// A spec without a `$` is returned as it is (the key-down's fast path); a placeholder in
+  /// any single part of it (one argument, the working directory, one environment value)
+  /// is still found, and a malformed one still fails.
+  @Test func aPlaceholderInAnyOnePartIsSubstitutedAndNoneLeavesTheSpecAsItIs() throws {
+    let plain = ExecSpec(argv: ["/bin/true", "a{b}c"], workingDirectory: "/srv", environment: ["A": "{x}"])
+    #expect(try plain.substituting(["x": .string("y")]) == plain)
+    let values: [String: ParameterValue] = ["x": .string("y")]
+    #expect(try ExecSpec(argv: ["/bin/echo", "-", "${x}"]).substituting(values).argv == ["/bin/echo", "-", "y"])
+    #expect(
+      try ExecSpec(argv: ["/bin/true"], workingDirectory: "/srv/${x}").substituting(values).workingDirectory
+        == "/srv/y")
+    #expect(
+      try ExecSpec(argv: ["/bin/true"], environment: ["A": "1", "B": "<${x}>"]).substituting(values).environment
+        == ["A": "1", "B": "<y>"])
+    #expect(
+      try ExecSpec(argv: ["/bin/true"], environment: ["B": "$HOME"]).substituting(values).environment["B"] == "$HOME")
+    #expect(throws: ParameterSubstitution.Failure.self) {
+      try ExecSpec(argv: ["/bin/true"], environment: ["B": "${x"]).substituting(values)
+    }
+    #expect(throws: ParameterSubstitution.Failure.self) {
+      try ExecSpec(argv: ["/bin/true"], workingDirectory: "/srv/${missing}").substituting(values)
+    }
+  }
+
   @Test func dollarIsLiteralUnlessBraced() throws {
     #expect(try ParameterSubstitution.substitute("$HOME/$1 $", values: [:]) == "$HOME/$1 $")
     #expect(try ParameterSubstitution.substitute("$${led} ${led}", values: ["led": .string("g")]) == "${led} g")

@@ -102,6 +102,13 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
     }
   }
 
+  /// Adds a member at the end, without looking for one of the same name (the caller knows
+  /// there is none, or wants the duplicate).
+  mutating func append(key: String, value: JSONValue) {
+    if members.isEmpty { members.reserveCapacity(8) }
+    members.append((key: key, value: value))
+  }
+
   public var keys: [String] { members.map(\.key) }
   public var count: Int { members.count }
   public var isEmpty: Bool { members.isEmpty }

@@ -212,6 +212,9 @@ public enum ParameterSubstitution {
   private static func substitute(
     _ template: String, values: [String: ParameterValue], inPath: Bool
   ) throws(Failure) -> String {
+    // Most templates name no parameter: one byte scan, and they stand as written. This runs
+    // for every element of a hold's command at each key-down (actiond-bench's hold turn).
+    guard mayHavePlaceholder(template) else { return template }
     var out = ""
     var failure: String?
     try scan(template) { (piece: Piece) in
@@ -230,6 +233,11 @@ public enum ParameterSubstitution {
     }
     if let failure { throw Failure(message: failure) }
     return out
+  }
+
+  /// False when `template` has no `$`, so that substituting leaves it as it is.
+  static func mayHavePlaceholder(_ template: String) -> Bool {
+    template.utf8.contains(UInt8(ascii: "$"))
   }
 
   enum Piece {
@@ -294,6 +302,13 @@ extension ControlDefinition {
 extension ExecSpec {
   /// The spec with parameter values substituted into argv, working directory and environment values.
   public func substituting(_ values: [String: ParameterValue]) throws(ParameterSubstitution.Failure) -> ExecSpec {
+    // Without a `$` anywhere the spec is its own result: no new argv array, no environment
+    // rebuilt key by key (hashing each) for every press.
+    guard
+      argv.contains(where: ParameterSubstitution.mayHavePlaceholder)
+        || workingDirectory.map(ParameterSubstitution.mayHavePlaceholder) == true
+        || environment.values.contains(where: ParameterSubstitution.mayHavePlaceholder)
+    else { return self }
     var copy = self
     copy.argv = []
     for element in argv { copy.argv.append(try ParameterSubstitution.substitute(element, values: values)) }

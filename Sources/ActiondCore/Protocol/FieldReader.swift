@@ -153,19 +153,25 @@ struct FieldReader {
 struct ObjectBuilder {
   var object = JSONObject()
   init() {}
-  init(_ key: String, _ value: JSONValue) { object[key] = value }
-  mutating func set(_ key: String, _ value: JSONValue) { object[key] = value }
+  init(_ key: String, _ value: JSONValue) { set(key, value) }
+  /// Appends the member. A builder sets each key once, so it does not look for an earlier
+  /// member of that name as `JSONObject`'s setter does: every announcement is built on the
+  /// way from a key's event to its subscribers (checked in debug builds).
+  mutating func set(_ key: String, _ value: JSONValue) {
+    assert(object[key] == nil, "\(key) set twice")
+    object.append(key: key, value: value)
+  }
   mutating func set(_ key: String, _ value: String?) {
-    if let value { object[key] = .string(value) }
+    if let value { set(key, .string(value)) }
   }
   mutating func set(_ key: String, _ value: Bool?) {
-    if let value { object[key] = .bool(value) }
+    if let value { set(key, .bool(value)) }
   }
   mutating func set(_ key: String, _ value: Int64?) {
-    if let value { object[key] = .integer(value) }
+    if let value { set(key, .integer(value)) }
   }
   mutating func set(_ key: String, strings: [String]?) {
-    if let strings { object[key] = .array(strings.map { .string($0) }) }
+    if let strings { set(key, .array(strings.map { .string($0) })) }
   }
   var value: JSONValue { .object(object) }
 }

@@ -395,7 +395,8 @@ public enum ServerMessage: Hashable, Sendable {
   /// broadcasts (encoded once, shared by every subscriber).
   public var line: [UInt8] {
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(256)
+    // A `pressed` with its hints is over 256 bytes: one allocation, no regrowth.
+    bytes.reserveCapacity(512)
     JSONEncoding.compact(json, into: &bytes)
     bytes.append(UInt8(ascii: "\n"))
     return bytes
