@@ -87,6 +87,8 @@ EXP_ABUSE=${EXP_ABUSE:-0}
 EXP_REACTOR_SPAWN=${EXP_REACTOR_SPAWN:-0}
 EXP_LED=${EXP_LED:-0}
 EXP_BUSY_READER=${EXP_BUSY_READER:-0}
+EXP_A="${EXP_A:-}"
+EXP_B="${EXP_B:-}"
 ENV
 cp "$vmdir/bench/bench-lib.sh" "$extra/vm/bench-lib.sh"
 cp "$repo/Tests/bench/experiments/exp-lib.sh" "$extra/vm/exp-lib.sh"
