@@ -105,7 +105,8 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
   /// Adds a member at the end, without looking for one of the same name (the caller knows
   /// there is none, or wants the duplicate).
   mutating func append(key: String, value: JSONValue) {
-    if members.isEmpty { members.reserveCapacity(8) }
+    // Room for the widest announcement (`pressed`, `performed`: 9 members) in one allocation.
+    if members.isEmpty { members.reserveCapacity(12) }
     members.append((key: key, value: value))
   }
 
