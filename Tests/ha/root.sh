@@ -42,14 +42,16 @@ mkdir -p "$cache/wheels-$version"
 # An older root of this suite and version, and what a build killed before its end left
 # (an hour old: a build of this moment may be running).
 rm -rf "$cache/root-$suite-$version-"*
-find "$cache" -maxdepth 1 -name "root-$suite-$version.*.tmp" -mmin +60 -exec rm -rf {} +
+find "$cache" -maxdepth 1 -name "root-$suite-$version.*.tmp" -mmin +60 -exec rm -rf --one-file-system {} +
 tmp=$(mktemp -d "$cache/root-$suite-$version.XXXXXX.tmp")
 log=$cache/root-$suite-$version.log
 started=$(date +%s)
 cleanup() {
-  # Nothing stays mounted (the mounts live in the namespace of the chroot step) and nothing
-  # half-made stays behind.
-  rm -rf "$tmp"
+  # Nothing half-made stays behind. The chroot step's mounts end with its namespace, or that
+  # step undoes them inside a chroot; should one be left (the step killed outright), it is
+  # unmounted here, and rm never crosses into a mount (/dev is bound in).
+  for m in wheels dev proc; do umount "$tmp/root/$m" 2>/dev/null || true; done
+  rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
 
@@ -68,13 +70,20 @@ mmdebstrap --quiet --variant=apt --include=python3,python3-venv,python3-dev,gcc,
 for c in $cas; do cp "$c" "$tmp/root/usr/local/share/ca-certificates/"; done
 cp /etc/resolv.conf "$tmp/root/etc/resolv.conf"
 
-# Home Assistant's install, in a private mount namespace (the kernel drops the mounts when it
-# ends, however it ends). pip builds a wheelhouse first (CACHE/wheels-VERSION: every wheel
-# the install takes, those it had to compile too), offline when the wheelhouse has them all,
-# and installs from it alone.
+# Home Assistant's install, in a mount namespace of its own. pip builds a wheelhouse first
+# (CACHE/wheels-VERSION: every wheel the install takes, those it had to compile too), offline
+# when the wheelhouse has them all, and installs from it alone. Where / is a mount point (a
+# machine's own root) every mount of the namespace is made private and the kernel drops them
+# all when it ends, however it ends; inside a chroot (CI runs `make test` in one) / is a plain
+# directory, `unshare --propagation private` fails with EINVAL, and the mounts are undone on
+# exit instead (an unmount propagates like the mount did), as scripts/cross-arm64 does.
 inner=$(cat <<'INNER'
 set -euo pipefail
 r=$1 version=$2 wheels=$3
+mount --make-rprivate / 2>/dev/null || true
+undo() { umount "$r/wheels" 2>/dev/null || true; umount "$r/dev" 2>/dev/null || true; umount "$r/proc" 2>/dev/null || true; }
+trap undo EXIT
+trap "exit 130" INT TERM
 mount -t proc proc "$r/proc"
 mount --bind /dev "$r/dev"
 mkdir -p "$r/wheels"
@@ -109,7 +118,7 @@ mkdir -p "$tmp/root/src-ha"
 cp "$here/requirements.py" "$tmp/root/src-ha/"
 say "installing Home Assistant $version from PyPI into the root"
 wheels_before=$(du -sm "$cache/wheels-$version" | cut -f1)
-unshare --mount --propagation private bash -c "$inner" inner "$tmp/root" "$version" "$cache/wheels-$version" >>"$log" 2>&1 \
+unshare --mount --propagation unchanged bash -c "$inner" inner "$tmp/root" "$version" "$cache/wheels-$version" >>"$log" 2>&1 \
   || { tail -30 "$log" >&2; die "installing Home Assistant $version failed (log: $log)"; }
 rm -rf "$tmp/root/src-ha"; rmdir "$tmp/root/wheels"
 # The install's glob above must have found exactly one site-packages.
