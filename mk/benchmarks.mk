@@ -13,11 +13,12 @@
 # triggerhappy is fetched with apt-get download and
 # unpacked into the VM image, never installed. mosquitto and python3-paho-mqtt: the host's
 # MQTT round trip (Tests/mqtt/bench_bridge.py, the broker and the client) and 07-mqtt's
-# broker in the guest. The rest boot the VM tier's kernel as test-vm does (mk/vm.mk): qemu,
-# the guest's busybox and initramfs, kmod's depmod for the kernel's modules.
+# broker in the guest. VM_APT_PACKAGES (mk/vm.mk, included after this file: hence `=`) boot
+# the VM tier's kernel as test-vm does: qemu, the guest's busybox and initramfs, kmod's depmod,
+# the unpacked udevadm's libraries.
 BENCH_TIERS += bench-peers
-BENCH_APT_PACKAGES := gnuplot-nox python3-evdev gcc libc6-dev stress-ng mosquitto python3-paho-mqtt \
-  qemu-system-x86 busybox-static cpio kmod xz-utils zstd python3
+BENCH_APT_PACKAGES = gnuplot-nox python3-evdev gcc libc6-dev stress-ng mosquitto python3-paho-mqtt \
+  $(VM_APT_PACKAGES)
 
 # BENCH_N: samples per VM figure; BENCH_IDLE_S: the idle window; BENCH_BLAST: presses
 # (twice as many key events) for the memory growth figure; BENCH_ABUSE_N: holds while 50

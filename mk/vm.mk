@@ -9,9 +9,11 @@
 # host: Debian 12's links libacl1 libblkid1 libcap2 libkmod2 libselinux1; Debian 13's links
 # libsystemd-shared (a package of its own there, with those libraries as its dependencies)
 # and dlopens libkmod2.
-# The other tiers that boot this machine's kernel image in qemu need the same.
-test-vm test-systemd test-static test-deb-systemd: APT_PACKAGES += qemu-system-x86 busybox-static cpio kmod xz-utils zstd python3 \
+# The other tiers that boot this machine's kernel image in qemu need the same (and
+# mk/benchmarks.mk's bench-deps, for the benchmark's VM).
+VM_APT_PACKAGES := qemu-system-x86 busybox-static cpio kmod xz-utils zstd python3 \
   libacl1 libblkid1 libcap2 libkmod2 libselinux1 libsystemd-shared
+test-vm test-systemd test-static test-deb-systemd: APT_PACKAGES += $(VM_APT_PACKAGES)
 # The host side of the network of a `# needs: net` batch (60-mqtt-key-hold): Debian's broker.
 test-vm: APT_PACKAGES += mosquitto mosquitto-clients
 TEST_TIERS += test-vm
