@@ -6,26 +6,15 @@ then each series' rounds pooled.
 
     python3 Tests/bench/experiments/exp-pressed.py OUT_DIR/serial.log
 """
-import os, sys, re, importlib.util
-spec = importlib.util.spec_from_file_location("bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench.py"))
-bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
-files = bench.serial_files(sys.argv[1])
-sc = next(v for k, v in files.items() if "18-exp" in k)
-def pct(v, p):
-    return bench.percentile(sorted(v), p) / 1e6 if v else float("nan")
-def row(name, v):
-    if not v: return f"{name:26s} n=0"
-    return f"{name:26s} n={len(v):4d} p50={pct(v,50):6.2f} p95={pct(v,95):6.2f} p99={pct(v,99):6.2f} max={max(v)/1e6:6.2f}"
+import os, sys, re
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exp_blocks import scenario, row, actiond_block
+sc = scenario(sys.argv[1], "18-exp")
 pooled = {}
 for tag in sorted({m.group(1) for n in sc for m in [re.match(r"(.*-\d+)-events\.log$", n)] if m}):
-    ev = [l.split() for l in sc[f"{tag}-events.log"]]
-    pressed = [int(e[3]) - int(e[1]) * 1000 for e in ev if e[0] == "pressed" and len(e) >= 4]
-    held = [int(e[3]) - int(e[1]) * 1000 for e in ev if e[0] == "held" and len(e) >= 4]
-    deadline = {int(e[1]): int(e[2]) * 1000 for e in ev if e[0] == "pressed"}
-    cmd = [int(p[1]) - deadline[int(p[2])] for p in (l.split() for l in sc.get(f"{tag}-rec.log", []))
-           if len(p) >= 3 and int(p[2]) in deadline]
+    block = actiond_block(sc, tag)
     series = tag.rsplit("-", 1)[0]
-    for what, v in (("pressed", pressed), ("held", held), ("command", cmd)):
+    for what, v in block.items():
         print(row(f"{tag} {what}", v))
         pooled.setdefault((series, what), []).extend(v)
 print()

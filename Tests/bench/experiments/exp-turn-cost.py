@@ -7,11 +7,10 @@ and the C reactor's timer, `held` and command start; then each series pooled ove
 
     python3 Tests/bench/experiments/exp-turn-cost.py OUT_DIR/serial.log
 """
-import os, sys, re, importlib.util
-spec = importlib.util.spec_from_file_location("bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench.py"))
-bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
-files = bench.serial_files(sys.argv[1])
-sc = next(v for k, v in files.items() if "19-exp" in k)
+import os, sys, re
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exp_blocks import bench, scenario, pct, row, actiond_block
+sc = scenario(sys.argv[1], "19-exp")
 hold_ns = 100_000_000
 def pct(v, p):
     return bench.percentile(sorted(v), p) / 1e6 if v else float("nan")
@@ -22,14 +21,9 @@ pooled = {}
 def pool(series, what, v):
     pooled.setdefault((re.sub(r"2$", "", series), what), []).extend(v)
 for tag in sorted({m.group(1) for n in sc for m in [re.match(r"(i-.*-\d+)-events\.log$", n)] if m}):
-    ev = [l.split() for l in sc[f"{tag}-events.log"]]
-    pressed = [int(e[3]) - int(e[1]) * 1000 for e in ev if e[0] == "pressed" and len(e) >= 4]
-    held = [int(e[3]) - int(e[1]) * 1000 for e in ev if e[0] == "held" and len(e) >= 4]
-    deadline = {int(e[1]): int(e[2]) * 1000 for e in ev if e[0] == "pressed"}
-    cmd = [int(p[1]) - deadline[int(p[2])] for p in (l.split() for l in sc.get(f"{tag}-rec.log", []))
-           if len(p) >= 3 and p[2].isdigit() and int(p[2]) in deadline]
+    block = actiond_block(sc, tag)
     series = tag.rsplit("-", 1)[0]
-    for what, v in (("pressed", pressed), ("held", held), ("command", cmd)):
+    for what, v in block.items():
         print(row(f"{tag} {what}", v))
         pool(series, what, v)
 for name in sorted(n for n in sc if re.match(r"r-spawn2?-\d+\.log$", n)):
